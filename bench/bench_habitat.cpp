@@ -1,0 +1,47 @@
+// Speed of parsing and prediction, as ratios within one run (see README): parsing a fixture trace, and
+// predicting it onto one GPU and onto the whole catalog.
+#include <benchmark/benchmark.h>
+
+#include "habitat/habitat.hpp"
+#include "habitat/kineto/reader.hpp"
+
+namespace {
+const std::string kTrace = std::string(HABITAT_FIXTURES) + "/kineto/h100/resnet50_fp32_b32.json.gz";
+
+void BM_ParseKineto(benchmark::State& s) {
+  for (auto _ : s) benchmark::DoNotOptimize(habitat::kineto::read_trace(kTrace));
+}
+BENCHMARK(BM_ParseKineto)->Unit(benchmark::kMillisecond);
+
+void BM_KernelWork(benchmark::State& s) {
+  const auto t = habitat::kineto::read_trace(kTrace);
+  for (auto _ : s) benchmark::DoNotOptimize(habitat::kernel_work(t));
+}
+BENCHMARK(BM_KernelWork)->Unit(benchmark::kMicrosecond);
+
+template <class Predictor>
+void BM_PredictOne(benchmark::State& s) {
+  const auto cat = habitat::Catalog::builtin();
+  const auto t = habitat::kineto::read_trace(kTrace);
+  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
+  const auto work = habitat::kernel_work(t);
+  const auto& dest = cat.at("H200");
+  for (auto _ : s) benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, dest, Predictor{}));
+  s.counters["kernels"] = double(t.kernels.size());
+}
+BENCHMARK(BM_PredictOne<habitat::DefaultWaveScaling>)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PredictOne<habitat::PaperWaveScaling>)->Unit(benchmark::kMicrosecond);
+
+void BM_PredictCatalog(benchmark::State& s) {
+  const auto cat = habitat::Catalog::builtin();
+  const auto t = habitat::kineto::read_trace(kTrace);
+  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
+  const auto work = habitat::kernel_work(t);
+  for (auto _ : s)
+    for (const auto& d : cat.devices()) benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, d, habitat::DefaultWaveScaling{}));
+  s.counters["devices"] = double(cat.devices().size());
+}
+BENCHMARK(BM_PredictCatalog)->Unit(benchmark::kMillisecond);
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,194 @@
+#pragma once
+// The device catalog: built-in GPUs (data/devices.json, embedded at build time) plus user files that add
+// or override devices. Lookup accepts names, aliases and the CUDA device names traces carry.
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "habitat/detail/json_fields.hpp"
+#include "habitat/device/catalog_data.hpp"
+#include "habitat/device/device.hpp"
+
+namespace habitat {
+
+// Lower case without vendor prefixes, spaces, dashes or underscores: "NVIDIA H100 80GB HBM3" -> "h10080gbhbm3".
+[[nodiscard]] inline std::string normalize_device_name(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  for (std::string_view prefix : {"nvidia", "geforce", "tesla", "quadro"}) {
+    if (out.starts_with(prefix) && out.size() > prefix.size()) out.erase(0, prefix.size());
+  }
+  return out;
+}
+
+class Catalog {
+ public:
+  [[nodiscard]] static Catalog builtin() { return from_json(detail::builtin_catalog_json, "<built-in catalog>"); }
+
+  [[nodiscard]] static Catalog from_json(std::string_view text, std::string_view file) {
+    Catalog c;
+    c.merge_json(text, file);
+    return c;
+  }
+
+  // Adds the devices of a user file; a device whose name matches an existing one overrides only the
+  // fields the file gives.
+  void merge_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw make_error(path, "", "cannot open device file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    merge_json(ss.str(), path);
+  }
+
+  void merge_json(std::string_view text, std::string_view file) {
+    using namespace boost::json;
+    const value doc = detail::parse_document(text, file);
+    if (!doc.is_object()) throw make_error(file, "top level", "expected an object with a 'devices' array");
+    const object& root = doc.get_object();
+    if (auto schema = detail::opt_string(root, "schema", {file, "top level"}); schema && *schema != "habitat.devices/1")
+      throw make_error(file, "schema", "unsupported schema '" + *schema + "' (expected habitat.devices/1)");
+    if (const auto* arch = root.if_contains("architectures")) {
+      if (!arch->is_object()) throw make_error(file, "architectures", "must be an object keyed by compute capability");
+      for (const auto& [cc, limits] : arch->get_object()) {
+        if (!limits.is_object()) throw make_error(file, "architectures." + std::string(cc), "must be an object");
+        architectures_[std::string(cc)] = parse_limits(limits.get_object(), architectures_[std::string(cc)],
+                                                       {file, "architectures." + std::string(cc)});
+      }
+    }
+    const auto* devs = root.if_contains("devices");
+    if (!devs || !devs->is_array()) throw make_error(file, "top level", "missing 'devices' array");
+    std::size_t i = 0;
+    for (const auto& v : devs->get_array()) {
+      const std::string place = "devices[" + std::to_string(i++) + "]";
+      if (!v.is_object()) throw make_error(file, place, "each device must be an object");
+      const object& o = v.get_object();
+      const auto name = detail::opt_string(o, "name", {file, place});
+      if (!name || name->empty()) throw make_error(file, place, "missing field 'name'");
+      Device* existing = find_mutable(*name);
+      Device d = parse_device(o, existing ? *existing : Device{}, {file, place + " (" + *name + ")"});
+      if (existing) *existing = std::move(d);
+      else devices_.push_back(std::move(d));
+    }
+  }
+
+  [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
+
+  [[nodiscard]] const Device* find(std::string_view name) const {
+    return const_cast<Catalog*>(this)->find_mutable(name);
+  }
+
+  [[nodiscard]] const Device& at(std::string_view name) const {
+    if (const Device* d = find(name)) return *d;
+    std::string known;
+    for (const auto& d : devices_) known += (known.empty() ? "" : ", ") + d.name;
+    throw make_error("", "device '" + std::string(name) + "'",
+                     "unknown GPU; known: " + known + " (add it with --devices FILE, see README)");
+  }
+
+  // Occupancy limits of a compute capability (for traces of GPUs not in the catalog).
+  [[nodiscard]] const OccupancyLimits* limits_for(int major, int minor) const {
+    auto it = architectures_.find(std::to_string(major) + "." + std::to_string(minor));
+    return it == architectures_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  Device* find_mutable(std::string_view name) {
+    const std::string key = normalize_device_name(name);
+    for (auto& d : devices_) {
+      if (normalize_device_name(d.name) == key) return &d;
+      for (const auto& a : d.aliases)
+        if (normalize_device_name(a) == key) return &d;
+    }
+    return nullptr;
+  }
+
+  static OccupancyLimits parse_limits(const boost::json::object& o, OccupancyLimits l, const detail::JsonPlace& at) {
+    auto set_int = [&](std::string_view key, auto& field) {
+      if (auto v = detail::opt_number(o, key, at)) {
+        if (*v <= 0) throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be positive");
+        field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
+      }
+    };
+    set_int("max_threads_per_block", l.max_threads_per_block);
+    set_int("max_threads_per_sm", l.max_threads_per_sm);
+    set_int("regs_per_block", l.regs_per_block);
+    set_int("regs_per_sm", l.regs_per_sm);
+    set_int("warp_size", l.warp_size);
+    set_int("shared_mem_per_block", l.shared_mem_per_block);
+    set_int("shared_mem_per_sm", l.shared_mem_per_sm);
+    set_int("shared_mem_per_block_optin", l.shared_mem_per_block_optin);
+    if (auto v = detail::opt_number(o, "reserved_shared_mem_per_block", at)) l.reserved_shared_mem_per_block = static_cast<long>(*v);
+    return l;
+  }
+
+  Device parse_device(const boost::json::object& o, Device d, const detail::JsonPlace& at) const {
+    using detail::opt_number;
+    using detail::opt_string;
+    d.name = *opt_string(o, "name", at);
+    if (const auto* al = o.if_contains("aliases")) {
+      if (!al->is_array()) throw make_error(at.file, at.place, "field 'aliases' must be an array of strings");
+      for (const auto& a : al->get_array()) {
+        if (!a.is_string()) throw make_error(at.file, at.place, "field 'aliases' must be an array of strings");
+        d.aliases.emplace_back(a.get_string());
+      }
+    }
+    if (auto cc = opt_string(o, "compute_capability", at)) {
+      int major = 0, minor = 0;
+      if (std::sscanf(cc->c_str(), "%d.%d", &major, &minor) != 2 || major <= 0)
+        throw make_error(at.file, at.place, "compute_capability must look like \"9.0\", got \"" + *cc + "\"");
+      d.cc_major = major;
+      d.cc_minor = minor;
+      if (const OccupancyLimits* l = limits_for(major, minor)) d.limits = *l;
+      else if (!o.contains("limits"))
+        throw make_error(at.file, at.place, "compute capability " + *cc + " has no occupancy limits; add them under 'limits'");
+    }
+    if (const auto* l = o.if_contains("limits")) {
+      if (!l->is_object()) throw make_error(at.file, at.place, "field 'limits' must be an object");
+      d.limits = parse_limits(l->get_object(), d.limits, at);
+    }
+    auto num = [&](std::string_view key, double& field) {
+      if (auto v = opt_number(o, key, at)) field = *v;
+    };
+    if (auto v = opt_number(o, "sms", at)) d.sms = static_cast<int>(*v);
+    num("base_clock_mhz", d.base_clock_mhz);
+    num("boost_clock_mhz", d.boost_clock_mhz);
+    num("memory_gib", d.memory_gib);
+    num("bandwidth_gbps", d.bandwidth_spec_gbps);
+    if (auto v = opt_number(o, "measured_bandwidth_gbps", at)) d.bandwidth_measured_gbps = *v;
+    if (auto v = opt_string(o, "measured_bandwidth_source", at)) d.bandwidth_measured_source = *v;
+    num("fp32_tflops", d.fp32_tflops);
+    num("tf32_tflops", d.tf32_tflops);
+    num("fp16_tflops", d.fp16_tflops);
+    num("bf16_tflops", d.bf16_tflops);
+    num("l2_mib", d.l2_mib);
+    if (auto v = opt_string(o, "source", at)) d.source = *v;
+    if (const auto* p = o.if_contains("price"); p && !p->is_null()) {
+      if (!p->is_object()) throw make_error(at.file, at.place, "field 'price' must be an object");
+      const auto& po = p->get_object();
+      const detail::JsonPlace pat{at.file, at.place + ".price"};
+      d.price = Price{detail::number(po, "usd_per_hour", pat), opt_string(po, "date", pat).value_or(""),
+                      opt_string(po, "source", pat).value_or("")};
+    }
+    // A device must be usable by wave scaling and the roofline: refuse half-filled rows here, not later.
+    if (d.cc_major <= 0) throw make_error(at.file, at.place, "missing field 'compute_capability'");
+    for (auto [key, value] : {std::pair{"sms", double(d.sms)}, {"boost_clock_mhz", d.boost_clock_mhz},
+                              {"bandwidth_gbps", d.bandwidth_spec_gbps}, {"fp32_tflops", d.fp32_tflops}}) {
+      if (!(value > 0)) throw make_error(at.file, at.place, std::string("field '") + key + "' must be a positive number");
+    }
+    if (d.base_clock_mhz <= 0) d.base_clock_mhz = d.boost_clock_mhz;
+    return d;
+  }
+
+  std::vector<Device> devices_;
+  std::map<std::string, OccupancyLimits> architectures_;
+};
+
+}  // namespace habitat

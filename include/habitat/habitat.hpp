@@ -1,0 +1,17 @@
+#pragma once
+// Umbrella header: everything a profiler needs to predict a trace on other GPUs.
+#include "habitat/concepts.hpp"
+#include "habitat/device/catalog.hpp"
+#include "habitat/device/device.hpp"
+#include "habitat/device/occupancy.hpp"
+#include "habitat/device/resolve.hpp"
+#include "habitat/error.hpp"
+#include "habitat/predict/baselines.hpp"
+#include "habitat/predict/gamma.hpp"
+#include "habitat/predict/kernel_work.hpp"
+#include "habitat/predict/op_cost.hpp"
+#include "habitat/predict/predicted_trace.hpp"
+#include "habitat/predict/wave_scaling.hpp"
+#include "habitat/predict/waves.hpp"
+#include "habitat/report/evaluate.hpp"
+#include "habitat/trace/trace.hpp"

@@ -1,0 +1,124 @@
+#pragma once
+// Work of each kernel of a trace: measured counters where a kernel has them, else the counter-free
+// estimate of its operation spread over the operation's kernels in proportion to their durations (FLOPs
+// go to the math kernels only: layout transforms inside a convolution do no math).
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <vector>
+
+#include "habitat/predict/op_cost.hpp"
+#include "habitat/trace/trace.hpp"
+
+namespace habitat {
+
+enum class WorkSource { measured, estimated, unknown };
+
+[[nodiscard]] constexpr const char* to_string(WorkSource s) {
+  switch (s) {
+    case WorkSource::measured: return "measured";
+    case WorkSource::estimated: return "estimated";
+    case WorkSource::unknown: return "unknown";
+  }
+  return "?";
+}
+
+struct KernelWork {
+  double flops = 0;
+  double bytes = 0;
+  Precision precision = Precision::fp32;
+  WorkSource source = WorkSource::unknown;
+};
+
+namespace detail {
+
+[[nodiscard]] inline bool contains_any(std::string_view s, std::initializer_list<std::string_view> parts) {
+  return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return s.find(p) != std::string_view::npos; });
+}
+
+// Kernels that run on tensor cores (or are the FMA core of a GEMM/convolution), by the names the vendor
+// libraries and PyTorch give them.
+[[nodiscard]] inline bool is_math_kernel(std::string_view name) {
+  return contains_any(name, {"gemm", "xmma", "wgmma", "nvjet", "cutlass", "Kernel2", "mma", "fmha", "flash", "sdpa",
+                             "attention", "conv", "winograd", "wgrad", "dgrad", "fprop", "implicit", "cudnn::rnn",
+                             "LSTM", "lstm", "gemv", "dot_kernel", "sm80_", "sm90_", "sm100_", "cublas"});
+}
+
+[[nodiscard]] inline Precision kernel_precision(const Kernel& k, const Operation* op) {
+  if (!is_math_kernel(k.name)) return Precision::fp32;  // vector units: FP32 ALUs whatever the storage type
+  bool bf16 = contains_any(k.name, {"bf16", "bfloat16", "BFloat16"});
+  bool fp16 = contains_any(k.name, {"f16f16", "fp16", "_h_", "half", "Half"});
+  if (op)
+    for (const auto& t : op->inputs) {
+      bf16 |= t.dtype == "c10::BFloat16";
+      fp16 |= t.dtype == "c10::Half";
+    }
+  if (bf16) return Precision::bf16;
+  if (fp16) return Precision::fp16;
+  if (contains_any(k.name, {"tf32"})) return Precision::tf32;
+  return Precision::fp32;
+}
+
+// PyTorch's multi_tensor_apply (foreach / fused optimizers) gives each block one chunk of 65536 elements
+// of one tensor; the traces record no shapes for tensor lists, so the grid is the best size we have
+// (an upper bound: the last chunk of each tensor is partial). FP32 parameters assumed.
+[[nodiscard]] inline std::optional<double> foreach_bytes(const Kernel& k, const Operation& op) {
+  if (k.name.find("multi_tensor_apply") == std::string::npos) return std::nullopt;
+  double lists = 0;
+  for (const auto& t : op.inputs) lists += t.dtype == "TensorList" ? 1 : 0;
+  if (lists == 0) lists = 2;
+  lists += 1;  // the written list: in place (read and written) or a fresh output
+  return double(k.grid.x) * 65536.0 * 4.0 * lists;
+}
+
+}  // namespace detail
+
+[[nodiscard]] inline std::vector<KernelWork> kernel_work(const Trace& t) {
+  std::vector<KernelWork> work(t.kernels.size());
+  // Duration of each op's kernels, all and math-only, to spread the op's work.
+  std::vector<double> op_all(t.ops.size(), 0), op_math(t.ops.size(), 0);
+  for (const auto& k : t.kernels)
+    if (k.op >= 0 && k.kind == GpuWorkKind::kernel) {
+      op_all[k.op] += k.duration_us;
+      if (detail::is_math_kernel(k.name)) op_math[k.op] += k.duration_us;
+    }
+  std::vector<std::optional<OpCost>> op_cost(t.ops.size());
+  for (std::size_t i = 0; i < t.ops.size(); ++i)
+    if (op_all[i] > 0) op_cost[i] = estimate_op_cost(t.ops[i]);
+
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const Kernel& k = t.kernels[i];
+    KernelWork& w = work[i];
+    const Operation* op = k.op >= 0 ? &t.ops[k.op] : nullptr;
+    w.precision = detail::kernel_precision(k, op);
+    if (k.metrics) {
+      w.flops = k.metrics->flops;
+      w.bytes = k.metrics->dram_bytes;
+      w.source = WorkSource::measured;
+      continue;
+    }
+    if (k.kind != GpuWorkKind::kernel) {  // copies and fills: the trace records their size
+      w.bytes = k.bytes * (k.kind == GpuWorkKind::memcpy ? 2 : 1);
+      w.source = k.bytes > 0 ? WorkSource::estimated : WorkSource::unknown;
+      continue;
+    }
+    if (!op) continue;
+    if (auto b = detail::foreach_bytes(k, *op)) {
+      w.bytes = *b;
+      w.flops = *b / 4;
+      w.source = WorkSource::estimated;
+      continue;
+    }
+    const auto& c = op_cost[k.op];
+    if (!c || op_all[k.op] <= 0) continue;
+    const double share = k.duration_us / op_all[k.op];
+    w.bytes = c->bytes * share;
+    const bool math = detail::is_math_kernel(k.name);
+    if (c->math && op_math[k.op] > 0) w.flops = math ? c->flops * k.duration_us / op_math[k.op] : 0;
+    else w.flops = c->flops * share;
+    w.source = WorkSource::estimated;
+  }
+  return work;
+}
+
+}  // namespace habitat

@@ -1,0 +1,67 @@
+#pragma once
+// Wave scaling (section 3.3): one template, the wave formula and the gamma source are its policies.
+#include <algorithm>
+#include <string>
+
+#include "habitat/concepts.hpp"
+#include "habitat/device/occupancy.hpp"
+#include "habitat/predict/gamma.hpp"
+#include "habitat/predict/kernel_work.hpp"
+#include "habitat/predict/waves.hpp"
+
+namespace habitat {
+
+enum class Method { wave_scaling, wave_scaling_sm_ratio, bandwidth_scaling, host_transfer };
+
+[[nodiscard]] constexpr const char* to_string(Method m) {
+  switch (m) {
+    case Method::wave_scaling: return "wave scaling";
+    case Method::wave_scaling_sm_ratio: return "wave scaling (launch does not fit destination; SM ratio)";
+    case Method::bandwidth_scaling: return "bandwidth scaling (copy/fill)";
+    case Method::host_transfer: return "host transfer (kept)";
+  }
+  return "?";
+}
+
+struct KernelPrediction {
+  double duration_us = 0;
+  Method method = Method::wave_scaling;
+  double gamma = 1;
+};
+
+template <WaveFormula Waves, GammaSource Gamma>
+struct WaveScaling {
+  using waves_policy = Waves;
+  using gamma_policy = Gamma;
+
+  [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
+    const BandwidthPair bw = bandwidths(origin, dest);
+    const double bw_ratio = bw.origin_gbps / bw.dest_gbps;
+    const double gamma = std::clamp(Gamma::gamma(GammaInput{k, w, origin, dest, bw}), 0.0, 1.0);
+    if (k.kind == GpuWorkKind::memcpy && k.copy_kind != "DtoD")  // crosses PCIe/NVLink-C2C, not DRAM
+      return {k.duration_us, Method::host_transfer, 0};
+    if (k.kind != GpuWorkKind::kernel)  // copies and fills run at DRAM speed on no particular grid
+      return {k.duration_us * std::pow(bw_ratio, gamma), Method::bandwidth_scaling, gamma};
+    WaveInput in{k.blocks(), 0, 0, bw_ratio, origin.boost_clock_mhz / dest.boost_clock_mhz, gamma};
+    const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};
+    Method method = Method::wave_scaling;
+    try {
+      in.wave_origin = wave_size(origin, lc);
+      in.wave_dest = wave_size(dest, lc);
+    } catch (const error&) {
+      // The launch cannot run unchanged on one of the GPUs (e.g. more shared memory than it has): the
+      // library would pick another kernel. Scale by SMs, one block per SM, and say so.
+      in.wave_origin = origin.sms;
+      in.wave_dest = dest.sms;
+      method = Method::wave_scaling_sm_ratio;
+    }
+    return {k.duration_us * Waves::scale(in), method, gamma};
+  }
+};
+
+// The default predictor: whole waves (Eq. 1) and the counter-free roofline-utilization gamma.
+using DefaultWaveScaling = WaveScaling<waves::Exact, gamma::RooflineUtilization>;
+// The paper's configuration: Eq. 2 and Eq. 3 gamma (1 where metrics are missing).
+using PaperWaveScaling = WaveScaling<waves::Many, gamma::Roofline>;
+
+}  // namespace habitat

@@ -1,0 +1,122 @@
+#pragma once
+// Output of predictions and evaluations as a table (people), JSON (habitat.prediction/1) or CSV.
+#include <boost/json.hpp>
+
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "habitat/report/evaluate.hpp"
+
+namespace habitat::report {
+
+struct OriginSummary {
+  std::string device;
+  double iteration_us = 0, gpu_active_us = 0;
+};
+
+[[nodiscard]] inline std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+[[nodiscard]] inline boost::json::value opt_json(const std::optional<double>& v) {
+  return v ? boost::json::value(*v) : boost::json::value(nullptr);
+}
+
+[[nodiscard]] inline boost::json::array breakdown_json(const std::vector<BreakdownRow>& rows) {
+  boost::json::array a;
+  for (const auto& r : rows)
+    a.push_back({{"key", r.key}, {"kernels", r.kernels}, {"origin_ms", r.origin_us / 1e3}, {"predicted_ms", r.predicted_us / 1e3}});
+  return a;
+}
+
+inline void write_json(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
+  boost::json::array preds;
+  for (const auto& p : ps)
+    preds.push_back({{"device", p.device},
+                     {"iteration_ms", p.iteration_us / 1e3},
+                     {"gpu_active_ms", p.gpu_active_us / 1e3},
+                     {"throughput", opt_json(p.throughput)},
+                     {"cost_normalized_throughput", opt_json(p.cost_normalized_throughput)},
+                     {"breakdown", {{"by_operation", breakdown_json(p.by_operation)}, {"by_method", breakdown_json(p.by_method)}}}});
+  boost::json::object root{{"schema", "habitat.prediction/1"},
+                           {"origin", {{"device", o.device}, {"iteration_ms", o.iteration_us / 1e3}, {"gpu_active_ms", o.gpu_active_us / 1e3}}},
+                           {"predictions", std::move(preds)}};
+  os << boost::json::serialize(root) << "\n";
+}
+
+inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
+  os << "device,iteration_ms,gpu_active_ms,throughput,cost_normalized_throughput\n";
+  auto opt = [](const std::optional<double>& v) { return v ? fmt("%.6g", *v) : std::string(); };
+  os << '"' << o.device << "\"," << fmt("%.6g", o.iteration_us / 1e3) << ',' << fmt("%.6g", o.gpu_active_us / 1e3) << ",,\n";
+  for (const auto& p : ps)
+    os << '"' << p.device << "\"," << fmt("%.6g", p.iteration_us / 1e3) << ',' << fmt("%.6g", p.gpu_active_us / 1e3) << ','
+       << opt(p.throughput) << ',' << opt(p.cost_normalized_throughput) << "\n";
+}
+
+inline void write_table(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, std::size_t breakdown_rows) {
+  os << "origin " << o.device << ": iteration " << fmt("%.3f", o.iteration_us / 1e3) << " ms, GPU active "
+     << fmt("%.3f", o.gpu_active_us / 1e3) << " ms\n\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "%-24s %14s %14s %12s %16s\n", "device", "iteration ms", "GPU active ms", "samples/s", "samples/$");
+  os << line;
+  for (const auto& p : ps) {
+    std::snprintf(line, sizeof line, "%-24s %14.3f %14.3f %12s %16s\n", p.device.c_str(), p.iteration_us / 1e3, p.gpu_active_us / 1e3,
+                  p.throughput ? fmt("%.1f", *p.throughput).c_str() : "-",
+                  p.cost_normalized_throughput ? fmt("%.0f", *p.cost_normalized_throughput).c_str() : "-");
+    os << line;
+  }
+  if (breakdown_rows == 0) return;
+  for (const auto& p : ps) {
+    os << "\n" << p.device << ": top operations (origin ms -> predicted ms)\n";
+    for (std::size_t i = 0; i < p.by_operation.size() && i < breakdown_rows; ++i) {
+      const auto& r = p.by_operation[i];
+      std::snprintf(line, sizeof line, "  %-50.50s %5d kernels %10.3f -> %10.3f\n", r.key.c_str(), r.kernels, r.origin_us / 1e3, r.predicted_us / 1e3);
+      os << line;
+    }
+    os << "  by method:\n";
+    for (const auto& r : p.by_method) {
+      std::snprintf(line, sizeof line, "  %-50.50s %5d kernels %10.3f -> %10.3f\n", r.key.c_str(), r.kernels, r.origin_us / 1e3, r.predicted_us / 1e3);
+      os << line;
+    }
+  }
+}
+
+inline boost::json::object evaluation_json(const Evaluation& ev) {
+  boost::json::array rows;
+  for (const auto& r : ev.rows)
+    rows.push_back({{"predictor", r.predictor},
+                    {"gpu_active_ms", r.gpu_active_us / 1e3},
+                    {"gpu_active_error", r.gpu_active_error},
+                    {"iteration_ms", r.iteration_us / 1e3},
+                    {"iteration_error", r.iteration_error},
+                    {"kernel_error_median", r.kernel_median},
+                    {"kernel_error_p90", r.kernel_p90},
+                    {"kernel_error_time_weighted", r.kernel_weighted}});
+  return {{"schema", "habitat.evaluation/1"},
+          {"actual", {{"gpu_active_ms", ev.actual_gpu_active_us / 1e3}, {"iteration_ms", ev.actual_iteration_us / 1e3}}},
+          {"kernels", {{"origin", ev.origin_kernels}, {"destination", ev.dest_kernels}, {"matched", ev.matched}}},
+          {"predictors", std::move(rows)}};
+}
+
+inline void write_evaluation_table(std::ostream& os, const Evaluation& ev) {
+  char line[256];
+  std::snprintf(line, sizeof line, "actual: GPU active %.3f ms, iteration %.3f ms; kernels matched by name and order: %zu of %zu\n\n",
+                ev.actual_gpu_active_us / 1e3, ev.actual_iteration_us / 1e3, ev.matched, ev.dest_kernels);
+  os << line;
+  std::snprintf(line, sizeof line, "%-24s %12s %9s %12s %9s   %-28s\n", "predictor", "active ms", "error", "iteration ms", "error",
+                "per-kernel |error| med/p90/tw");
+  os << line;
+  for (const auto& r : ev.rows) {
+    std::snprintf(line, sizeof line, "%-24s %12.3f %+8.1f%% %12.3f %+8.1f%%   %5.1f%% / %5.1f%% / %5.1f%%\n", r.predictor.c_str(),
+                  r.gpu_active_us / 1e3, 100 * r.gpu_active_error, r.iteration_us / 1e3, 100 * r.iteration_error, 100 * r.kernel_median,
+                  100 * r.kernel_p90, 100 * r.kernel_weighted);
+    os << line;
+  }
+}
+
+}  // namespace habitat::report

@@ -1,0 +1,84 @@
+#pragma once
+// One training iteration as recorded on the origin GPU: its operations (framework ops with shapes),
+// the GPU work they launched (kernels, memcpys, memsets) and the origin device.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "habitat/device/device.hpp"
+
+namespace habitat {
+
+struct Dim3 {
+  std::int64_t x = 1, y = 1, z = 1;
+  [[nodiscard]] constexpr std::int64_t count() const { return x * y * z; }
+};
+
+enum class GpuWorkKind { kernel, memcpy, memset };
+
+// Measured counters of one kernel (filled by metric importers; Kineto traces carry none).
+struct KernelMetrics {
+  double dram_bytes = 0;
+  double flops = 0;
+};
+
+struct Kernel {
+  std::string name;
+  GpuWorkKind kind = GpuWorkKind::kernel;
+  Dim3 grid, block;
+  int registers_per_thread = 0;
+  long shared_mem_bytes = 0;
+  double start_us = 0, duration_us = 0;
+  std::int64_t stream = 0;
+  std::int64_t correlation = 0;
+  double bytes = 0;            // memcpy/memset payload
+  std::string copy_kind;       // memcpy: "HtoD", "DtoH", "DtoD", ...
+  int op = -1;                 // innermost enclosing operation (index into Trace::ops), -1 if none
+  std::optional<KernelMetrics> metrics;
+
+  [[nodiscard]] std::int64_t blocks() const { return grid.count(); }
+  [[nodiscard]] std::int64_t threads_per_block() const { return block.count(); }
+};
+
+struct TensorArg {
+  std::vector<std::int64_t> shape;  // empty for scalars and lists whose shapes were not recorded
+  std::string dtype;                // as the framework spells it: "float", "c10::BFloat16", "TensorList", ...
+  std::string value;                // concrete value of scalar arguments ("[2, 2]", "True"), else empty
+};
+
+struct Operation {
+  std::string name;
+  std::vector<TensorArg> inputs;
+  double start_us = 0, duration_us = 0;
+  std::int64_t thread = 0;
+  std::int64_t sequence = -1;  // autograd sequence number; links backward ops to forward ops
+  bool backward = false;
+  int parent = -1;   // enclosing operation on the same thread
+  int forward = -1;  // for backward ops: the forward op with the same sequence number
+};
+
+struct Trace {
+  std::string source;        // file it came from
+  std::string device_name;   // origin GPU as the trace names it
+  std::optional<Device> device_props;  // what the trace says about the origin (SMs, limits), if anything
+  std::string step_name;
+  double step_start_us = 0, step_duration_us = 0;
+  std::vector<Operation> ops;
+  std::vector<Kernel> kernels;  // sorted by start time
+
+  // Sum of GPU work durations (what the GPU was busy with, counting overlap on streams twice).
+  [[nodiscard]] double gpu_active_us() const {
+    double t = 0;
+    for (const auto& k : kernels) t += k.duration_us;
+    return t;
+  }
+  // From the step's start on the host to the end of its last GPU work (or of the step, if later).
+  [[nodiscard]] double iteration_us() const {
+    double end = step_start_us + step_duration_us;
+    for (const auto& k : kernels) end = std::max(end, k.start_us + k.duration_us);
+    return end - step_start_us;
+  }
+};
+
+}  // namespace habitat

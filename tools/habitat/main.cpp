@@ -1,0 +1,185 @@
+// `habitat`: predict a training iteration recorded on one GPU on other GPUs. Thin: flags in, library calls,
+// reports out.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "habitat/habitat.hpp"
+#include "habitat/kineto/reader.hpp"
+#include "habitat/report/writers.hpp"
+#include "predictors.hpp"
+
+namespace {
+
+using namespace habitat;
+
+struct Common {
+  std::vector<std::string> device_files;
+  std::string format = "table";
+  std::string waves = "eq1";
+  std::string gamma = "roofline-utilization";
+  std::optional<long> step;
+  bool quiet = false;
+};
+
+Catalog load_catalog(const Common& c) {
+  Catalog cat = Catalog::builtin();
+  for (const auto& f : c.device_files) cat.merge_file(f);
+  return cat;
+}
+
+Trace load(const std::string& path, const Common& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!c.quiet) std::cerr << "habitat: reading " << path << " ..." << std::flush;
+  Trace t = kineto::read_trace(path, {c.step});
+  if (!c.quiet) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cerr << " " << t.step_name << ", " << t.kernels.size() << " GPU ops, " << t.ops.size() << " operations, GPU '"
+              << (t.device_name.empty() ? "?" : t.device_name) << "' (" << report::fmt("%.2f", s) << " s)\n";
+  }
+  return t;
+}
+
+std::vector<PredictedTrace> predict_all(const Trace& t, const Device& origin, const std::vector<const Device*>& dests, const Common& c,
+                                        const PredictOptions& opt) {
+  const auto work = kernel_work(t);
+  std::vector<PredictedTrace> out;
+  const auto predictor = cli::make_predictor(c.waves, c.gamma);
+  for (const Device* d : dests)
+    out.push_back(std::visit([&](const auto& p) { return predict_trace(t, work, origin, *d, p, opt); }, predictor));
+  return out;
+}
+
+void add_common(CLI::App& app, Common& c) {
+  app.add_option("--devices", c.device_files, "JSON file of GPUs to add or override (habitat.devices/1); repeatable")->check(CLI::ExistingFile);
+  app.add_option("--format", c.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+}
+
+void add_model(CLI::App& app, Common& c) {
+  app.add_option("--step", c.step, "ProfilerStep number to use (default: the last one with GPU work)");
+  app.add_option("--waves", c.waves, "wave formula: eq1 (whole waves, default) or eq2 (many waves)")->check(CLI::IsMember({"eq1", "eq2"}));
+  app.add_option("--gamma", c.gamma, "gamma source: roofline-utilization (default), roofline (Eq. 3), 1 (paper fallback)")
+      ->check(CLI::IsMember({"roofline-utilization", "roofline", "1"}));
+  app.add_flag("-q,--quiet", c.quiet, "no progress messages on stderr");
+}
+
+int cmd_devices(const Common& c) {
+  const Catalog cat = load_catalog(c);
+  if (c.format == "json") {
+    boost::json::array a;
+    for (const auto& d : cat.devices())
+      a.push_back({{"name", d.name},
+                   {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+                   {"sms", d.sms},
+                   {"boost_clock_mhz", d.boost_clock_mhz},
+                   {"memory_gib", d.memory_gib},
+                   {"bandwidth_gbps", d.bandwidth_spec_gbps},
+                   {"measured_bandwidth_gbps", report::opt_json(d.bandwidth_measured_gbps)},
+                   {"fp32_tflops", d.fp32_tflops},
+                   {"tf32_tflops", d.tf32_tflops},
+                   {"bf16_tflops", d.bf16_tflops},
+                   {"l2_mib", d.l2_mib},
+                   {"usd_per_hour", d.price ? boost::json::value(d.price->usd_per_hour) : boost::json::value(nullptr)},
+                   {"source", d.source}});
+    std::cout << boost::json::serialize(boost::json::object{{"schema", "habitat.devices-list/1"}, {"devices", a}}) << "\n";
+    return 0;
+  }
+  const bool csv = c.format == "csv";
+  std::printf(csv ? "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n" : "%-16s %5s %5s %7s %7s %9s %8s %8s %8s %8s\n", "name", "cc", "SMs", "boost", "mem GiB",
+              "BW GB/s", "FP32 TF", "BF16 TF", "L2 MiB", "$/h");
+  for (const auto& d : cat.devices()) {
+    const std::string cc = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+    const std::string price = d.price ? report::fmt("%.2f", d.price->usd_per_hour) : "-";
+    const std::string bw = report::fmt("%.0f", d.bandwidth_spec_gbps) + (d.bandwidth_measured_gbps ? report::fmt("(%.0f)", *d.bandwidth_measured_gbps) : "");
+    std::printf(csv ? "\"%s\",%s,%d,%.0f,%.0f,%s,%.1f,%.1f,%.1f,%s\n" : "%-16s %5s %5d %7.0f %7.0f %9s %8.1f %8.1f %8.1f %8s\n", d.name.c_str(),
+                cc.c_str(), d.sms, d.boost_clock_mhz, d.memory_gib, bw.c_str(), d.fp32_tflops, d.bf16_tflops, d.l2_mib, price.c_str());
+  }
+  if (!csv) std::printf("\nBW: spec sheet (measured, where habitat measured it). Sources: habitat devices --format json\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"habitat: predict how long a training iteration recorded on one GPU takes on others"};
+  app.require_subcommand(1);
+  Common c;
+
+  auto* devices = app.add_subcommand("devices", "list the GPU catalog");
+  add_common(*devices, c);
+
+  std::string trace_path, dest_path;
+  std::vector<std::string> to;
+  std::optional<std::string> origin_name, dest_name;
+  std::optional<int> batch;
+  std::size_t breakdown = 8;
+  auto* predict = app.add_subcommand("predict", "predict a trace on other GPUs");
+  predict->add_option("trace", trace_path, "torch.profiler (Kineto) trace, .json or .json.gz")->required()->check(CLI::ExistingFile);
+  predict->add_option("--to", to, "destination GPU (repeatable), or 'all' for the whole catalog")->required();
+  predict->add_option("--origin", origin_name, "origin GPU (default: the one the trace names)");
+  predict->add_option("--batch", batch, "samples per iteration, for throughput")->check(CLI::PositiveNumber);
+  predict->add_option("--breakdown", breakdown, "operations shown per device in the table (0: none)");
+  add_common(*predict, c);
+  add_model(*predict, c);
+
+  auto* evaluate = app.add_subcommand("evaluate", "predict DEST_TRACE's GPU from ORIGIN_TRACE and report the error");
+  evaluate->add_option("origin_trace", trace_path, "trace recorded on the origin GPU")->required()->check(CLI::ExistingFile);
+  evaluate->add_option("dest_trace", dest_path, "the same workload recorded on the destination GPU")->required()->check(CLI::ExistingFile);
+  evaluate->add_option("--origin", origin_name, "origin GPU (default: from the origin trace)");
+  evaluate->add_option("--dest", dest_name, "destination GPU (default: from the destination trace)");
+  add_common(*evaluate, c);
+  add_model(*evaluate, c);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (*devices) return cmd_devices(c);
+    const Catalog cat = load_catalog(c);
+    if (*predict) {
+      const Trace t = load(trace_path, c);
+      const Device origin = resolve_origin(cat, t, origin_name, &std::cerr);
+      std::vector<const Device*> dests;
+      for (const auto& name : to) {
+        if (name == "all")
+          for (const auto& d : cat.devices()) dests.push_back(&d);
+        else
+          dests.push_back(&cat.at(name));
+      }
+      const auto preds = predict_all(t, origin, dests, c, {batch});
+      const report::OriginSummary o{origin.name, t.iteration_us(), t.gpu_active_us()};
+      if (c.format == "json") report::write_json(std::cout, o, preds);
+      else if (c.format == "csv") report::write_csv(std::cout, o, preds);
+      else report::write_table(std::cout, o, preds, breakdown);
+      return 0;
+    }
+    if (*evaluate) {
+      const Trace ot = load(trace_path, c);
+      const Trace dt = load(dest_path, c);
+      const Device origin = resolve_origin(cat, ot, origin_name, &std::cerr);
+      const Device dest = resolve_origin(cat, dt, dest_name, &std::cerr);
+      const auto preds = predict_all(ot, origin, {&dest}, c, {});
+      const Evaluation ev = habitat::evaluate(ot, dt, preds.front(), origin, dest);
+      if (c.format == "json") std::cout << boost::json::serialize(report::evaluation_json(ev)) << "\n";
+      else {
+        std::cout << origin.name << " -> " << dest.name << " (waves " << c.waves << ", gamma " << c.gamma << ")\n";
+        report::write_evaluation_table(std::cout, ev);
+      }
+      return 0;
+    }
+  } catch (const habitat::error& e) {
+    std::cerr << "\nhabitat: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "\nhabitat: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

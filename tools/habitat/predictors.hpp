@@ -1,0 +1,27 @@
+#pragma once
+// Run-time choice among the compile-time predictor configurations (--waves, --gamma).
+#include <string>
+#include <variant>
+
+#include "habitat/predict/wave_scaling.hpp"
+
+namespace habitat::cli {
+
+using AnyPredictor = std::variant<WaveScaling<waves::Exact, gamma::RooflineUtilization>, WaveScaling<waves::Exact, gamma::Roofline>,
+                                  WaveScaling<waves::Exact, gamma::Fixed<1>>, WaveScaling<waves::Many, gamma::RooflineUtilization>,
+                                  WaveScaling<waves::Many, gamma::Roofline>, WaveScaling<waves::Many, gamma::Fixed<1>>>;
+
+inline AnyPredictor make_predictor(const std::string& waves, const std::string& gamma) {
+  const int w = waves == "eq1" ? 0 : 1;
+  const int g = gamma == "roofline-utilization" ? 0 : gamma == "roofline" ? 1 : 2;
+  switch (w * 3 + g) {
+    case 0: return WaveScaling<waves::Exact, gamma::RooflineUtilization>{};
+    case 1: return WaveScaling<waves::Exact, gamma::Roofline>{};
+    case 2: return WaveScaling<waves::Exact, gamma::Fixed<1>>{};
+    case 3: return WaveScaling<waves::Many, gamma::RooflineUtilization>{};
+    case 4: return WaveScaling<waves::Many, gamma::Roofline>{};
+    default: return WaveScaling<waves::Many, gamma::Fixed<1>>{};
+  }
+}
+
+}  // namespace habitat::cli
