@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -44,9 +45,8 @@ Trace load(const std::string& path, const Common& c) {
   return t;
 }
 
-std::vector<PredictedTrace> predict_all(const Trace& t, const Device& origin, const std::vector<const Device*>& dests, const Common& c,
-                                        const PredictOptions& opt) {
-  const auto work = kernel_work(t);
+std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
+                                        const std::vector<const Device*>& dests, const Common& c, const PredictOptions& opt) {
   std::vector<PredictedTrace> out;
   const auto predictor = cli::make_predictor(c.waves, c.gamma);
   for (const Device* d : dests)
@@ -131,6 +131,8 @@ int main(int argc, char** argv) {
   evaluate->add_option("dest_trace", dest_path, "the same workload recorded on the destination GPU")->required()->check(CLI::ExistingFile);
   evaluate->add_option("--origin", origin_name, "origin GPU (default: from the origin trace)");
   evaluate->add_option("--dest", dest_name, "destination GPU (default: from the destination trace)");
+  std::string kernels_csv;
+  evaluate->add_option("--kernels-csv", kernels_csv, "write one row per origin kernel (work, gamma, predicted and actual time) to FILE");
   add_common(*evaluate, c);
   add_model(*evaluate, c);
 
@@ -153,7 +155,7 @@ int main(int argc, char** argv) {
         else
           dests.push_back(&cat.at(name));
       }
-      const auto preds = predict_all(t, origin, dests, c, {batch});
+      const auto preds = predict_all(t, kernel_work(t), origin, dests, c, {batch});
       const report::OriginSummary o{origin.name, t.iteration_us(), t.gpu_active_us()};
       if (c.format == "json") report::write_json(std::cout, o, preds);
       else if (c.format == "csv") report::write_csv(std::cout, o, preds);
@@ -165,7 +167,13 @@ int main(int argc, char** argv) {
       const Trace dt = load(dest_path, c);
       const Device origin = resolve_origin(cat, ot, origin_name, &std::cerr);
       const Device dest = resolve_origin(cat, dt, dest_name, &std::cerr);
-      const auto preds = predict_all(ot, origin, {&dest}, c, {});
+      const auto work = kernel_work(ot);
+      const auto preds = predict_all(ot, work, origin, {&dest}, c, {});
+      if (!kernels_csv.empty()) {
+        std::ofstream out(kernels_csv);
+        if (!out) throw make_error(kernels_csv, "", "cannot write the per-kernel CSV");
+        report::write_kernel_csv(out, ot, work, preds.front(), &dt);
+      }
       const Evaluation ev = habitat::evaluate(ot, dt, preds.front(), origin, dest);
       if (c.format == "json") std::cout << boost::json::serialize(report::evaluation_json(ev)) << "\n";
       else {

@@ -31,6 +31,17 @@ struct GammaInput {
   return d.peak_tflops(p) * 1e12 / (bandwidth_gbps * 1e9);
 }
 
+// Share of a kernel's traffic that reaches DRAM. Tensors that fit in L2 were usually just written by the
+// previous kernel and are read from L2; traffic beyond the L2's capacity must stream from DRAM. Only half
+// the L2 counts: A100/H100-class L2s are two partitions and an SM sees its near half at full speed (not a
+// fitted value; README gives the sensitivity).
+inline constexpr double l2_reuse_share = 0.5;
+
+[[nodiscard]] inline double dram_fraction(double bytes, double l2_mib) {
+  if (!(l2_mib > 0) || bytes <= 0) return 1.0;
+  return std::clamp(1.0 - l2_reuse_share * l2_mib * 1048576.0 / bytes, 0.0, 1.0);
+}
+
 namespace gamma {
 
 // A constant gamma: Fixed<1> is the paper's fallback for kernels without metrics.
@@ -58,7 +69,7 @@ struct RooflineUtilization {
   [[nodiscard]] static double gamma(const GammaInput& in) {
     const double g = Roofline::gamma(in);
     if (in.work.source == WorkSource::unknown || in.work.bytes <= 0 || in.kernel.duration_us <= 0) return g;
-    const double dram_us = in.work.bytes / (in.bandwidth.origin_gbps * 1e3);
+    const double dram_us = in.work.bytes * dram_fraction(in.work.bytes, in.origin.l2_mib) / (in.bandwidth.origin_gbps * 1e3);
     return g * std::clamp(dram_us / in.kernel.duration_us, 0.0, 1.0);
   }
 };

@@ -87,13 +87,18 @@ namespace cost {
   return n;
 }
 
-// Default for element-wise, copy, reduction and normalization ops: read the inputs, write one output as
-// large as the largest input (in-place ops write back the first input), about one FLOP per element.
+// Default for element-wise, copy, reduction and normalization ops, about one FLOP per element:
+// - copy_/fill_/zero_ write their first argument without reading it: the inputs are the traffic;
+// - other in-place ops (name ends in '_') read and write back their first argument;
+// - reductions write little; everything else writes one output as large as its largest input.
 [[nodiscard]] inline OpCost elementwise(const Operation& op) {
-  const bool reduces = op.name.find("sum") != std::string::npos || op.name.find("mean") != std::string::npos ||
-                       op.name.find("nll_loss") != std::string::npos;
-  const double out = reduces ? 0 : largest_input_bytes(op);
-  return {largest_input_numel(op), sum_input_bytes(op) + out, false};
+  const std::string_view n = op.name;
+  const double in = sum_input_bytes(op);
+  double out = largest_input_bytes(op);
+  if (n == "aten::copy_" || n == "aten::fill_" || n == "aten::zero_") out = 0;
+  else if (n.ends_with("_")) out = arg(op, 0) ? bytes_of(op.inputs[0]) : 0;
+  else if (n.find("sum") != n.npos || n.find("mean") != n.npos || n.find("nll_loss") != n.npos) out = 0;
+  return {largest_input_numel(op), in + out, false};
 }
 
 // Normalizations: forward reads x once or twice (statistics, then normalize) and writes y; backward

@@ -2,6 +2,7 @@
 // Output of predictions and evaluations as a table (people), JSON (habitat.prediction/1) or CSV.
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <ostream>
@@ -116,6 +117,25 @@ inline void write_evaluation_table(std::ostream& os, const Evaluation& ev) {
                   r.gpu_active_us / 1e3, 100 * r.gpu_active_error, r.iteration_us / 1e3, 100 * r.iteration_error, 100 * r.kernel_median,
                   100 * r.kernel_p90, 100 * r.kernel_weighted);
     os << line;
+  }
+}
+
+// One row per origin kernel: what was predicted, from what work estimate, against the matched actual time.
+inline void write_kernel_csv(std::ostream& os, const Trace& origin, const std::vector<KernelWork>& work, const PredictedTrace& p,
+                             const Trace* dest = nullptr) {
+  std::vector<double> actual(origin.kernels.size(), -1);
+  if (dest)
+    for (auto [i, j] : match_kernels(origin, *dest)) actual[i] = dest->kernels[j].duration_us;
+  os << "index,kernel,operation,blocks,precision,work_source,flops,bytes,gamma,method,origin_us,predicted_us,actual_us\n";
+  for (std::size_t i = 0; i < origin.kernels.size(); ++i) {
+    const Kernel& k = origin.kernels[i];
+    std::string name = k.name.substr(0, 120);
+    std::replace(name.begin(), name.end(), '"', '\'');
+    os << i << ",\"" << name << "\",\"" << (k.op >= 0 ? origin.ops[k.op].name : "") << "\"," << k.blocks() << ','
+       << to_string(work[i].precision) << ',' << to_string(work[i].source) << ',' << fmt("%.4g", work[i].flops) << ','
+       << fmt("%.4g", work[i].bytes) << ',' << fmt("%.3f", p.kernels[i].gamma) << ",\"" << to_string(p.kernels[i].method) << "\","
+       << fmt("%.3f", k.duration_us) << ',' << fmt("%.3f", p.kernels[i].duration_us) << ','
+       << (actual[i] >= 0 ? fmt("%.3f", actual[i]) : std::string()) << "\n";
   }
 }
 
