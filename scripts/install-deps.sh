@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what habitat needs on Debian 12 (run as root). Idempotent.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends cmake g++ make libboost-json1.81-dev zlib1g-dev catch2 libcli11-dev \
+  libbenchmark-dev >/dev/null
+# cuda_occupancy.h (plain host C++) comes from the CUDA toolkit. Use /usr/local/cuda where it exists,
+# else Debian's non-free CUDA headers.
+if [ ! -f /usr/local/cuda/include/cuda_occupancy.h ] && [ ! -f /usr/include/cuda_occupancy.h ]; then
+  echo "install-deps: no CUDA toolkit found; installing Debian's nvidia-cuda-dev (non-free) for cuda_occupancy.h"
+  for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+    [ -f "$f" ] && sed -i -E '/^Components:/ s/$/ contrib non-free/; /^deb .*debian/ s/ main$/ main contrib non-free/' "$f"
+  done
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends nvidia-cuda-dev >/dev/null
+fi
+echo "install-deps: done"

@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+
+#include <zlib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "fixtures.hpp"
+#include "habitat/device/resolve.hpp"
+#include "habitat/kineto/reader.hpp"
+
+using namespace habitat;
+
+namespace {
+// A minimal trace in the older spelling of Kineto (capitalised categories, "external id").
+std::string tiny_trace(bool with_step, bool with_kernel, bool with_props) {
+  std::string props = with_props ? R"("deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-16GB", "computeMajor": 7,
+      "computeMinor": 0, "numSms": 80, "maxThreadsPerMultiprocessor": 2048}],)"
+                                 : "";
+  std::string events = R"({"ph": "X", "cat": "Operator", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 10, "dur": 20,
+      "args": {"external id": 5, "Input Dims": [[4, 1024]], "Input type": ["float"]}},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 3,
+      "args": {"correlation": 77, "external id": 5}})";
+  if (with_step) events += R"(, {"ph": "X", "cat": "User annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100})";
+  if (with_kernel)
+    events += R"(, {"ph": "X", "cat": "Kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 40, "dur": 5,
+      "args": {"correlation": 77, "grid": [16, 1, 1], "block": [256, 1, 1], "registers per thread": 16, "shared memory": 0, "stream": 7}})";
+  return "{" + props + R"("traceEvents": [)" + events + "]}";
+}
+
+std::string read_file(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("older category and key names are accepted", "[kineto]") {
+  const std::string p = test::write_temp("old_names.json", tiny_trace(true, true, true));
+  const Trace t = kineto::read_trace(p);
+  REQUIRE(t.kernels.size() == 1);
+  CHECK(t.kernels[0].op >= 0);
+  CHECK(t.ops[t.kernels[0].op].name == "aten::relu");
+  CHECK(t.kernels[0].grid.x == 16);
+  CHECK(t.device_name == "Tesla V100-SXM2-16GB");
+  CHECK(resolve_origin(Catalog::builtin(), t, std::nullopt).name == "V100");
+}
+
+TEST_CASE("bad traces give errors naming the file and the problem", "[kineto][errors]") {
+  using Catch::Contains;
+  const std::string good = read_file(test::fixture("h100", "dcgan_fp32_b128"));
+  SECTION("truncated gzip") {
+    const std::string p = test::write_temp("cut.json.gz", good.substr(0, good.size() / 2));
+    CHECK_THROWS_WITH(kineto::read_trace(p), Contains("cut.json.gz") && (Contains("truncated") || Contains("decompress")));
+  }
+  SECTION("truncated JSON") {
+    const std::string p = test::write_temp("cut.json", tiny_trace(true, true, true).substr(0, 150));
+    CHECK_THROWS_WITH(kineto::read_trace(p), Contains("cut.json") && Contains("truncated JSON"));
+  }
+  SECTION("invalid JSON") {
+    const std::string p = test::write_temp("bad.json", R"({"traceEvents": [ {"ph": "X",, }]})");
+    CHECK_THROWS_WITH(kineto::read_trace(p), Contains("bad.json") && Contains("invalid JSON") && Contains("byte"));
+  }
+  SECTION("not a trace") {
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("obj.json", R"({"a": 1})")), Contains("no 'traceEvents'"));
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("empty.json", "")), Contains("empty"));
+  }
+  SECTION("no steps") {
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nostep.json", tiny_trace(false, true, true))),
+                      Contains("nostep.json") && Contains("ProfilerStep"));
+  }
+  SECTION("no kernels") {
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nokernel.json", tiny_trace(true, false, true))),
+                      Contains("nokernel.json") && Contains("no kernels"));
+  }
+  SECTION("missing deviceProperties needs --origin") {
+    const Trace t = kineto::read_trace(test::write_temp("noprops.json", tiny_trace(true, true, false)));
+    CHECK_THROWS_WITH(resolve_origin(Catalog::builtin(), t, std::nullopt), Contains("--origin"));
+    CHECK(resolve_origin(Catalog::builtin(), t, std::string("T4")).name == "T4");
+  }
+  SECTION("unknown origin GPU") {
+    const Trace t = kineto::read_trace(test::fixture("h100", "dcgan_fp32_b128"));
+    CHECK_THROWS_WITH(resolve_origin(Catalog::builtin(), t, std::string("Voodoo 2")), Contains("not in the device catalog"));
+  }
+  SECTION("missing file") { CHECK_THROWS_WITH(kineto::read_trace("/nonexistent/t.json"), Contains("cannot open")); }
+}
