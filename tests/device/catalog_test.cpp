@@ -4,7 +4,7 @@
 
 using habitat::Catalog;
 
-TEST_CASE("built-in catalog holds the paper's GPUs and today's, each usable", "[catalog]") {
+TEST_CASE("built-in catalog holds the paper GPUs and current GPUs and each is usable", "[catalog]") {
   const Catalog c = Catalog::builtin();
   REQUIRE(c.devices().size() >= 20);
   for (const char* n : {"P4000", "P100", "V100", "RTX 2070", "RTX 2080 Ti", "T4", "A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 40GB",
@@ -44,7 +44,7 @@ TEST_CASE("user device files add GPUs and override single fields", "[catalog]") 
   CHECK(c.at("my gpu").limits.max_threads_per_sm == 2048);  // limits from compute capability 9.0
 }
 
-TEST_CASE("bad device files name the file, the device and the field", "[catalog][errors]") {
+TEST_CASE("bad device files name the file and the device and the field", "[catalog][errors]") {
   Catalog c = Catalog::builtin();
   CHECK_THROWS_WITH(c.merge_json("{", "u.json"), Catch::Contains("u.json") && Catch::Contains("invalid JSON"));
   CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "X", "compute_capability": "9.0", "sms": 1}]})", "u.json"),

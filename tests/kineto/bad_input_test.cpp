@@ -85,3 +85,30 @@ TEST_CASE("bad traces give errors naming the file and the problem", "[kineto][er
   }
   SECTION("missing file") { CHECK_THROWS_WITH(kineto::read_trace("/nonexistent/t.json"), Contains("cannot open")); }
 }
+
+// Cut a real trace (uncompressed and gzipped) at many places: every cut is a habitat::error naming the
+// file, never a crash, a hang or a silently shorter iteration.
+TEST_CASE("a trace cut anywhere is an error and never a crash", "[kineto][errors]") {
+  const std::string gz = read_file(test::fixture("h200", "dcgan_fp32_b128"));
+  std::string json;
+  {
+    gzFile f = gzopen(test::fixture("h200", "dcgan_fp32_b128").c_str(), "rb");
+    REQUIRE(f);
+    char buf[1 << 16];
+    for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) json.append(buf, static_cast<std::size_t>(n));
+    gzclose(f);
+  }
+  REQUIRE(json.size() > 100000);
+  for (int i = 1; i < 40; ++i) {
+    const std::size_t cut = json.size() * static_cast<std::size_t>(i) / 40;
+    const std::string p = test::write_temp("cut_" + std::to_string(i) + ".json", json.substr(0, cut));
+    INFO("cut at byte " << cut);
+    CHECK_THROWS_AS(kineto::read_trace(p), habitat::error);
+  }
+  for (int i = 1; i < 10; ++i) {
+    const std::size_t cut = gz.size() * static_cast<std::size_t>(i) / 10;
+    const std::string p = test::write_temp("cut_" + std::to_string(i) + ".json.gz", gz.substr(0, cut));
+    INFO("gzip cut at byte " << cut);
+    CHECK_THROWS_AS(kineto::read_trace(p), habitat::error);
+  }
+}

@@ -30,7 +30,7 @@ TEST_CASE("matmul family: 2MNK FLOPs and operand bytes", "[cost]") {
   CHECK(linear->flops == Approx(mm->flops));
 }
 
-TEST_CASE("convolution FLOPs follow the output size, stride and groups", "[cost]") {
+TEST_CASE("convolution FLOPs follow the output size and stride and groups", "[cost]") {
   // ResNet stem: 3->64, 7x7, stride 2, padding 3 on 224x224 -> 112x112.
   const auto c = estimate_op_cost(op("aten::convolution", {t({1, 3, 224, 224}), t({64, 3, 7, 7}), t({}), v("[2, 2]"), v("[3, 3]"),
                                                            v("[1, 1]"), v("False"), v("[0, 0]"), v("1")}));
@@ -47,7 +47,7 @@ TEST_CASE("convolution FLOPs follow the output size, stride and groups", "[cost]
   CHECK(tr->bytes == Approx(4.0 * (2 * 64 * 64 + 64 * 32 * 16 + 2 * 32 * 16 * 16)));
 }
 
-TEST_CASE("attention: 4 B H L S D FLOPs, halved when causal, x2.5 backward", "[cost]") {
+TEST_CASE("attention: 4 B H L S D FLOPs and halved when causal and x2.5 backward", "[cost]") {
   const TensorArg q = t({2, 4, 128, 64}, "c10::BFloat16");
   const auto f = estimate_op_cost(op("aten::_scaled_dot_product_flash_attention", {q, q, q, v("0."), v("False")}));
   CHECK(f->flops == Approx(4.0 * 2 * 4 * 128 * 128 * 64));
@@ -57,7 +57,7 @@ TEST_CASE("attention: 4 B H L S D FLOPs, halved when causal, x2.5 backward", "[c
   CHECK(b->flops == Approx(f->flops * 2.5));
 }
 
-TEST_CASE("element-wise traffic: in-place, copies and fills are counted once", "[cost]") {
+TEST_CASE("element-wise traffic: in-place and copies and fills are counted once", "[cost]") {
   const TensorArg x = t({1000});
   CHECK(estimate_op_cost(op("aten::add", {x, x, v("1")}))->bytes == Approx(3 * 4000.0));
   CHECK(estimate_op_cost(op("aten::add_", {x, x, v("1")}))->bytes == Approx(3 * 4000.0));

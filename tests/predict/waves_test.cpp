@@ -37,7 +37,7 @@ TEST_CASE("same GPU gives the same time for every formula and gamma", "[wave]") 
   }
 }
 
-TEST_CASE("gamma 1 scales by bandwidth and waves, gamma 0 by clock and waves", "[wave]") {
+TEST_CASE("gamma 1 scales by bandwidth and waves and gamma 0 by clock and waves", "[wave]") {
   const WaveInput mem{1000000, 1000, 2000, 0.5, 0.8, 1.0};
   CHECK(waves::Many::scale(mem) == Approx(0.5));
   WaveInput compute = mem;
@@ -60,7 +60,7 @@ TEST_CASE("a grid smaller than one wave on both GPUs scales by bandwidth and clo
   CHECK(waves::Exact::scale(small) == Approx(std::pow(0.5, 0.5) * std::pow(0.8, 0.5)));
 }
 
-TEST_CASE("Eq. 3 gamma: 1 at zero intensity, 0.5 at the ridge, towards 0 beyond", "[gamma]") {
+TEST_CASE("Eq. 3 gamma: 1 at zero intensity and 0.5 at the ridge and towards 0 beyond", "[gamma]") {
   CHECK(gamma_from_intensity(0, 10) == Approx(1.0));
   CHECK(gamma_from_intensity(5, 10) == Approx(0.75));
   CHECK(gamma_from_intensity(10, 10) == Approx(0.5));
@@ -84,7 +84,7 @@ TEST_CASE("utilization gamma: a kernel moving little data for its time is not me
   CHECK(DefaultWaveScaling{}.predict(k, busy, o, d).duration_us == Approx(1000.0 * bw.origin_gbps / bw.dest_gbps));
 }
 
-TEST_CASE("copies between host and device keep their time; device copies scale with bandwidth", "[wave]") {
+TEST_CASE("copies between host and device keep their time and device copies scale with bandwidth", "[wave]") {
   const Catalog c = Catalog::builtin();
   Kernel k = kernel(1, 10.0);
   k.kind = GpuWorkKind::memcpy;

@@ -2,7 +2,10 @@
 // reports out.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -36,7 +39,17 @@ Catalog load_catalog(const Common& c) {
 Trace load(const std::string& path, const Common& c) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!c.quiet) std::cerr << "habitat: reading " << path << " ..." << std::flush;
-  Trace t = kineto::read_trace(path, {c.step});
+  kineto::ReadOptions ro{c.step, {}};
+  // Large traces: show how far the read has got, on a terminal only (logs stay clean).
+  if (!c.quiet && isatty(STDERR_FILENO)) {
+    const auto size = std::filesystem::file_size(path);
+    ro.progress = [size, next = std::size_t(0)](std::size_t done) mutable {
+      if (done < next) return;
+      next = done + (16u << 20);
+      std::cerr << "\rhabitat: reading " << done * 100 / std::max<std::uintmax_t>(size, 1) << "% " << std::flush;
+    };
+  }
+  Trace t = kineto::read_trace(path, ro);
   if (!c.quiet) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cerr << " " << t.step_name << ", " << t.kernels.size() << " GPU ops, " << t.ops.size() << " operations, GPU '"

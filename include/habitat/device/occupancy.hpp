@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "habitat/device/device.hpp"
@@ -35,9 +36,9 @@ struct LaunchConfig {
   return p;
 }
 
-// Resident blocks per SM. A launch that cannot run on `d` at all (too many registers or too much shared
-// memory) is an error: the kernel would have to change, which wave scaling cannot predict.
-[[nodiscard]] inline int blocks_per_sm(const Device& d, const LaunchConfig& lc) {
+// Resident blocks per SM, or nothing where the launch cannot run on `d` at all (too many registers or too
+// much shared memory): the kernel would have to change, which wave scaling cannot predict.
+[[nodiscard]] inline std::optional<int> try_blocks_per_sm(const Device& d, const LaunchConfig& lc) noexcept {
   cudaOccDeviceProp props = occupancy_props(d);
   cudaOccFuncAttributes attr;
   attr.maxThreadsPerBlock = d.limits.max_threads_per_block;
@@ -49,13 +50,17 @@ struct LaunchConfig {
   cudaOccResult result{};
   const int block = static_cast<int>(std::clamp<std::int64_t>(lc.threads_per_block, 1, 1 << 20));
   const cudaOccError rc = cudaOccMaxActiveBlocksPerMultiprocessor(&result, &props, &attr, &state, block, 0);
-  if (rc != CUDA_OCC_SUCCESS || result.activeBlocksPerMultiprocessor <= 0)
-    throw make_error(d.name, "occupancy",
-                     "a block of " + std::to_string(lc.threads_per_block) + " threads, " +
-                         std::to_string(lc.registers_per_thread) + " registers/thread and " +
-                         std::to_string(lc.shared_mem_bytes) + " B shared memory cannot run on compute capability " +
-                         std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
+  if (rc != CUDA_OCC_SUCCESS || result.activeBlocksPerMultiprocessor <= 0) return std::nullopt;
   return result.activeBlocksPerMultiprocessor;
+}
+
+[[nodiscard]] inline int blocks_per_sm(const Device& d, const LaunchConfig& lc) {
+  if (auto n = try_blocks_per_sm(d, lc)) return *n;
+  throw make_error(d.name, "occupancy",
+                   "a block of " + std::to_string(lc.threads_per_block) + " threads, " + std::to_string(lc.registers_per_thread) +
+                       " registers/thread and " + std::to_string(lc.shared_mem_bytes) +
+                       " B shared memory cannot run on compute capability " + std::to_string(d.cc_major) + "." +
+                       std::to_string(d.cc_minor));
 }
 
 [[nodiscard]] inline std::int64_t wave_size(const Device& d, const LaunchConfig& lc) {

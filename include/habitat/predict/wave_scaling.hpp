@@ -44,18 +44,18 @@ struct WaveScaling {
       return {k.duration_us * std::pow(bw_ratio, gamma), Method::bandwidth_scaling, gamma};
     WaveInput in{k.blocks(), 0, 0, bw_ratio, origin.boost_clock_mhz / dest.boost_clock_mhz, gamma};
     const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};
-    Method method = Method::wave_scaling;
-    try {
-      in.wave_origin = wave_size(origin, lc);
-      in.wave_dest = wave_size(dest, lc);
-    } catch (const error&) {
-      // The launch cannot run unchanged on one of the GPUs (e.g. more shared memory than it has): the
-      // library would pick another kernel. Scale by SMs, one block per SM, and say so.
-      in.wave_origin = origin.sms;
-      in.wave_dest = dest.sms;
-      method = Method::wave_scaling_sm_ratio;
+    const auto per_sm_o = try_blocks_per_sm(origin, lc);
+    const auto per_sm_d = try_blocks_per_sm(dest, lc);
+    if (per_sm_o && per_sm_d) {
+      in.wave_origin = std::int64_t{*per_sm_o} * origin.sms;
+      in.wave_dest = std::int64_t{*per_sm_d} * dest.sms;
+      return {k.duration_us * Waves::scale(in), Method::wave_scaling, gamma};
     }
-    return {k.duration_us * Waves::scale(in), method, gamma};
+    // The launch cannot run unchanged on one of the GPUs (e.g. more shared memory than it has): the
+    // library would pick another kernel. Scale by SMs, one block per SM, and say so.
+    in.wave_origin = origin.sms;
+    in.wave_dest = dest.sms;
+    return {k.duration_us * Waves::scale(in), Method::wave_scaling_sm_ratio, gamma};
   }
 };
 

@@ -28,10 +28,12 @@ struct OriginSummary {
   return v ? boost::json::value(*v) : boost::json::value(nullptr);
 }
 
-[[nodiscard]] inline boost::json::array breakdown_json(const std::vector<BreakdownRow>& rows) {
+// One array: rows grouped by operation ("by": "operation") and by prediction method ("by": "method").
+[[nodiscard]] inline boost::json::array breakdown_json(const PredictedTrace& p) {
   boost::json::array a;
-  for (const auto& r : rows)
-    a.push_back({{"key", r.key}, {"kernels", r.kernels}, {"origin_ms", r.origin_us / 1e3}, {"predicted_ms", r.predicted_us / 1e3}});
+  for (auto [by, rows] : {std::pair{"operation", &p.by_operation}, std::pair{"method", &p.by_method}})
+    for (const auto& r : *rows)
+      a.push_back({{"by", by}, {"key", r.key}, {"kernels", r.kernels}, {"origin_ms", r.origin_us / 1e3}, {"predicted_ms", r.predicted_us / 1e3}});
   return a;
 }
 
@@ -43,7 +45,7 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
                      {"gpu_active_ms", p.gpu_active_us / 1e3},
                      {"throughput", opt_json(p.throughput)},
                      {"cost_normalized_throughput", opt_json(p.cost_normalized_throughput)},
-                     {"breakdown", {{"by_operation", breakdown_json(p.by_operation)}, {"by_method", breakdown_json(p.by_method)}}}});
+                     {"breakdown", breakdown_json(p)}});
   boost::json::object root{{"schema", "habitat.prediction/1"},
                            {"origin", {{"device", o.device}, {"iteration_ms", o.iteration_us / 1e3}, {"gpu_active_ms", o.gpu_active_us / 1e3}}},
                            {"predictions", std::move(preds)}};

@@ -135,7 +135,10 @@ class ElementHandler {
 
 // Reads `path` (gzip or plain; zlib reads both) in 1 MiB chunks. Throws habitat::error naming the file and
 // the byte offset on unreadable, truncated or invalid input.
-inline void stream_elements(const std::string& path, const ElementSink& sink) {
+// `progress`, if given, is called after each chunk with the compressed bytes read so far.
+using Progress = std::function<void(std::size_t bytes_read)>;
+
+inline void stream_elements(const std::string& path, const ElementSink& sink, const Progress& progress = {}) {
   std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose);
   if (!in) throw make_error(path, "", "cannot open trace file");
   boost::json::parse_options opts;
@@ -163,6 +166,7 @@ inline void stream_elements(const std::string& path, const ElementSink& sink) {
       if (parser.done()) break;
     }
     offset += static_cast<std::size_t>(n);
+    if (const auto at = gzoffset(in.get()); progress && at >= 0) progress(static_cast<std::size_t>(at));
     if (parser.done()) break;
   }
   // gzread reports a cut-off gzip stream only through gzerror

@@ -21,6 +21,7 @@ namespace habitat::kineto {
 
 struct ReadOptions {
   std::optional<long> step;  // ProfilerStep number; default: the last step that launched GPU work
+  Progress progress;         // called as the file is read (bytes of the file so far)
 };
 
 namespace detail {
@@ -237,7 +238,7 @@ inline void link_parents(std::vector<Operation>& ops) {
 [[nodiscard]] inline Trace read_trace(const std::string& path, const ReadOptions& options = {}) {
   detail::Collector c;
   c.path = path;
-  stream_elements(path, [&](Section s, const boost::json::value& v) { c(s, v); });
+  stream_elements(path, [&](Section s, const boost::json::value& v) { c(s, v); }, options.progress);
 
   Trace t;
   t.source = path;
