@@ -129,13 +129,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> to;
   std::optional<std::string> origin_name, dest_name;
   std::optional<int> batch;
-  std::size_t breakdown = 8;
+  std::optional<std::size_t> breakdown;
   auto* predict = app.add_subcommand("predict", "predict a trace on other GPUs");
   predict->add_option("trace", trace_path, "torch.profiler (Kineto) trace, .json or .json.gz")->required()->check(CLI::ExistingFile);
   predict->add_option("--to", to, "destination GPU (repeatable), or 'all' for the whole catalog")->required();
   predict->add_option("--origin", origin_name, "origin GPU (default: the one the trace names)");
   predict->add_option("--batch", batch, "samples per iteration, for throughput")->check(CLI::PositiveNumber);
-  predict->add_option("--breakdown", breakdown, "operations shown per device in the table (0: none)");
+  predict->add_option("--breakdown", breakdown, "operations shown per device in the table (default: 8 for up to 3 devices, else 0)");
   add_common(*predict, c);
   add_model(*predict, c);
 
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
       const report::OriginSummary o{origin.name, t.iteration_us(), t.gpu_active_us()};
       if (c.format == "json") report::write_json(std::cout, o, preds);
       else if (c.format == "csv") report::write_csv(std::cout, o, preds);
-      else report::write_table(std::cout, o, preds, breakdown);
+      else report::write_table(std::cout, o, preds, breakdown.value_or(preds.size() <= 3 ? 8 : 0));
       return 0;
     }
     if (*evaluate) {
