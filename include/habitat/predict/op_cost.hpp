@@ -106,7 +106,10 @@ namespace cost {
 [[nodiscard]] inline OpCost normalization(const Operation& op) {
   const double n = arg(op, 0) ? numel(op.inputs[0].shape) : largest_input_numel(op);
   const double x = arg(op, 0) ? bytes_of(op.inputs[0]) : largest_input_bytes(op);
-  return {8 * n, (op.backward || op.name.find("backward") != std::string::npos) ? 3 * x + sum_input_bytes(op) - x : 3 * x, false};
+  // Backward: the inputs (x, dy, statistics, weights) plus dx, plus one more pass over x for the statistics
+  // (known to overcount; see the foundation issue's note, kept so the held-out evaluation stays valid).
+  const bool backward = op.backward || op.name.find("backward") != std::string::npos;
+  return {8 * n, backward ? sum_input_bytes(op) + 2 * x : 3 * x, false};
 }
 
 [[nodiscard]] inline OpCost gemm(double batch, double m, double n, double k, double elem, double extra_bytes = 0) {
