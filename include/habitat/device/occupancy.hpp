@@ -63,6 +63,11 @@ struct LaunchConfig {
                        std::to_string(d.cc_minor));
 }
 
+[[nodiscard]] inline std::optional<std::int64_t> try_wave_size(const Device& d, const LaunchConfig& lc) noexcept {
+  if (auto n = try_blocks_per_sm(d, lc)) return std::int64_t{*n} * d.sms;
+  return std::nullopt;
+}
+
 [[nodiscard]] inline std::int64_t wave_size(const Device& d, const LaunchConfig& lc) {
   return static_cast<std::int64_t>(blocks_per_sm(d, lc)) * d.sms;
 }

@@ -44,8 +44,8 @@ namespace detail {
                              "LSTM", "lstm", "gemv", "dot_kernel", "sm80_", "sm90_", "sm100_", "cublas"});
 }
 
-[[nodiscard]] inline Precision kernel_precision(const Kernel& k, const Operation* op) {
-  if (!is_math_kernel(k.name)) return Precision::fp32;  // vector units: FP32 ALUs whatever the storage type
+[[nodiscard]] inline Precision kernel_precision(const Kernel& k, bool math, const Operation* op) {
+  if (!math) return Precision::fp32;  // vector units: FP32 ALUs whatever the storage type
   bool bf16 = contains_any(k.name, {"bf16", "bfloat16", "BFloat16"});
   bool fp16 = contains_any(k.name, {"f16f16", "fp16", "_h_", "half", "Half"});
   if (op)
@@ -76,12 +76,17 @@ namespace detail {
 [[nodiscard]] inline std::vector<KernelWork> kernel_work(const Trace& t) {
   std::vector<KernelWork> work(t.kernels.size());
   // Duration of each op's kernels, all and math-only, to spread the op's work.
+  // Name matching is the costly part: classify each kernel once.
+  std::vector<char> math(t.kernels.size());
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) math[i] = detail::is_math_kernel(t.kernels[i].name);
   std::vector<double> op_all(t.ops.size(), 0), op_math(t.ops.size(), 0);
-  for (const auto& k : t.kernels)
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const Kernel& k = t.kernels[i];
     if (k.op >= 0 && k.kind == GpuWorkKind::kernel) {
       op_all[k.op] += k.duration_us;
-      if (detail::is_math_kernel(k.name)) op_math[k.op] += k.duration_us;
+      if (math[i]) op_math[k.op] += k.duration_us;
     }
+  }
   std::vector<std::optional<OpCost>> op_cost(t.ops.size());
   for (std::size_t i = 0; i < t.ops.size(); ++i)
     if (op_all[i] > 0) op_cost[i] = estimate_op_cost(t.ops[i]);
@@ -90,7 +95,7 @@ namespace detail {
     const Kernel& k = t.kernels[i];
     KernelWork& w = work[i];
     const Operation* op = k.op >= 0 ? &t.ops[k.op] : nullptr;
-    w.precision = detail::kernel_precision(k, op);
+    w.precision = detail::kernel_precision(k, math[i], op);
     if (k.metrics) {
       w.flops = k.metrics->flops;
       w.bytes = k.metrics->dram_bytes;
@@ -113,8 +118,7 @@ namespace detail {
     if (!c || op_all[k.op] <= 0) continue;
     const double share = k.duration_us / op_all[k.op];
     w.bytes = c->bytes * share;
-    const bool math = detail::is_math_kernel(k.name);
-    if (c->math && op_math[k.op] > 0) w.flops = math ? c->flops * k.duration_us / op_math[k.op] : 0;
+    if (c->math && op_math[k.op] > 0) w.flops = math[i] ? c->flops * k.duration_us / op_math[k.op] : 0;
     else w.flops = c->flops * share;
     w.source = WorkSource::estimated;
   }

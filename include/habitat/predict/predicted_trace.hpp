@@ -54,8 +54,9 @@ inline std::vector<BreakdownRow> sorted_rows(std::map<std::string, BreakdownRow>
 }  // namespace detail
 
 // The iteration keeps the origin's idle time (host-side gaps) constant, as the paper does.
-[[nodiscard]] inline double predicted_iteration_us(const Trace& origin, double predicted_gpu_active_us) {
-  return std::max(origin.iteration_us() - origin.gpu_active_us(), 0.0) + predicted_gpu_active_us;
+[[nodiscard]] inline double predicted_iteration_us(double origin_iteration_us, double origin_gpu_active_us,
+                                                  double predicted_gpu_active_us) {
+  return std::max(origin_iteration_us - origin_gpu_active_us, 0.0) + predicted_gpu_active_us;
 }
 
 struct PredictOptions {
@@ -88,7 +89,7 @@ template <class Predictor>
       ++row->kernels;
     }
   }
-  out.iteration_us = predicted_iteration_us(t, out.gpu_active_us);
+  out.iteration_us = predicted_iteration_us(out.origin_iteration_us, out.origin_gpu_active_us, out.gpu_active_us);
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);
   if (opt.batch && out.iteration_us > 0) {

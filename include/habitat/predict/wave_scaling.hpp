@@ -44,11 +44,11 @@ struct WaveScaling {
       return {k.duration_us * std::pow(bw_ratio, gamma), Method::bandwidth_scaling, gamma};
     WaveInput in{k.blocks(), 0, 0, bw_ratio, origin.boost_clock_mhz / dest.boost_clock_mhz, gamma};
     const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};
-    const auto per_sm_o = try_blocks_per_sm(origin, lc);
-    const auto per_sm_d = try_blocks_per_sm(dest, lc);
-    if (per_sm_o && per_sm_d) {
-      in.wave_origin = std::int64_t{*per_sm_o} * origin.sms;
-      in.wave_dest = std::int64_t{*per_sm_d} * dest.sms;
+    const auto wave_o = try_wave_size(origin, lc);
+    const auto wave_d = try_wave_size(dest, lc);
+    if (wave_o && wave_d) {
+      in.wave_origin = *wave_o;
+      in.wave_dest = *wave_d;
       return {k.duration_us * Waves::scale(in), Method::wave_scaling, gamma};
     }
     // The launch cannot run unchanged on one of the GPUs (e.g. more shared memory than it has): the
