@@ -15,6 +15,7 @@
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
 #include "habitat/report/writers.hpp"
+#include "metrics_cmd.hpp"
 #include "predictors.hpp"
 
 namespace {
@@ -27,8 +28,31 @@ struct Common {
   std::string waves = "eq1";
   std::string gamma = "roofline-utilization";
   std::optional<long> step;
+  std::vector<std::string> metric_files;
   bool quiet = false;
 };
+
+// Measured metrics for the origin trace's kernels; says how much of the kernel time they cover.
+void attach(Trace& t, const Common& c) {
+  if (c.metric_files.empty()) return;
+  std::vector<MetricSet> sets;
+  for (const auto& f : c.metric_files) {
+    sets.push_back(read_metric_file(f));
+    check_same_gpu(sets.back(), f, t);
+  }
+  std::vector<const MetricSet*> ptrs;
+  for (const auto& s : sets) ptrs.push_back(&s);
+  const AttachReport r = attach_metrics(t, ptrs);
+  if (!c.quiet || r.matched_time_share() < 0.5)
+    std::cerr << "habitat: metrics for " << r.matched << " of " << r.kernels << " kernels (" << report::fmt("%.1f", 100 * r.matched_time_share())
+              << "% of kernel time); the rest use the counter-free estimate\n";
+  if (r.matched_time_share() < 0.5)
+    std::cerr << "habitat: warning: the metric files cover little of this trace; were they collected from the same workload?\n";
+  if (r.ambiguous > 0)
+    std::cerr << "habitat: warning: " << r.ambiguous << " kernels matched several metric entries that differ only in shared memory; left unmeasured\n";
+  if (r.varying_work > 0)
+    std::cerr << "habitat: note: " << r.varying_work << " kernels matched entries whose profiled launches did different work (mean used)\n";
+}
 
 Catalog load_catalog(const Common& c) {
   Catalog cat = Catalog::builtin();
@@ -77,6 +101,8 @@ void add_model(CLI::App& app, Common& c) {
   app.add_option("--waves", c.waves, "wave formula: eq1 (whole waves, default) or eq2 (many waves)")->check(CLI::IsMember({"eq1", "eq2"}));
   app.add_option("--gamma", c.gamma, "gamma source: roofline-utilization (default), roofline (Eq. 3), 1 (paper fallback)")
       ->check(CLI::IsMember({"roofline-utilization", "roofline", "1"}));
+  app.add_option("--metrics", c.metric_files, "measured metrics of the origin trace's kernels (habitat.metrics/1); repeatable")
+      ->check(CLI::ExistingFile);
   app.add_flag("-q,--quiet", c.quiet, "no progress messages on stderr");
 }
 
@@ -146,8 +172,14 @@ int main(int argc, char** argv) {
   evaluate->add_option("--dest", dest_name, "destination GPU (default: from the destination trace)");
   std::string kernels_csv;
   evaluate->add_option("--kernels-csv", kernels_csv, "write one row per origin kernel (work, gamma, predicted and actual time) to FILE");
+  bool gamma_study_flag = false;
+  evaluate->add_flag("--gamma-study", gamma_study_flag,
+                     "compare gamma = 1, the counter-free estimate and measured metrics (--metrics) on this pair, per kernel class");
   add_common(*evaluate, c);
   add_model(*evaluate, c);
+
+  cli::MetricsArgs margs;
+  auto* metrics = cli::add_metrics_commands(app, margs);
 
   try {
     app.parse(argc, argv);
@@ -157,9 +189,11 @@ int main(int argc, char** argv) {
 
   try {
     if (*devices) return cmd_devices(c);
+    if (*metrics) return cli::run_metrics_command(*metrics, margs);
     const Catalog cat = load_catalog(c);
     if (*predict) {
-      const Trace t = load(trace_path, c);
+      Trace t = load(trace_path, c);
+      attach(t, c);
       const Device origin = resolve_origin(cat, t, origin_name, &std::cerr);
       std::vector<const Device*> dests;
       for (const auto& name : to) {
@@ -176,7 +210,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*evaluate) {
-      const Trace ot = load(trace_path, c);
+      Trace ot = load(trace_path, c);
+      attach(ot, c);
       const Trace dt = load(dest_path, c);
       const Device origin = resolve_origin(cat, ot, origin_name, &std::cerr);
       const Device dest = resolve_origin(cat, dt, dest_name, &std::cerr);
@@ -186,6 +221,15 @@ int main(int argc, char** argv) {
         std::ofstream out(kernels_csv);
         if (!out) throw make_error(kernels_csv, "", "cannot write the per-kernel CSV");
         report::write_kernel_csv(out, ot, work, preds.front(), &dt);
+      }
+      if (gamma_study_flag) {
+        const GammaStudy gs = gamma_study(ot, dt, origin, dest);
+        if (c.format == "json") std::cout << boost::json::serialize(report::gamma_study_json(gs)) << "\n";
+        else {
+          std::cout << origin.name << " -> " << dest.name << ": where gamma comes from\n";
+          report::write_gamma_study(std::cout, gs);
+        }
+        return 0;
       }
       const Evaluation ev = habitat::evaluate(ot, dt, preds.front(), origin, dest);
       if (c.format == "json") std::cout << boost::json::serialize(report::evaluation_json(ev)) << "\n";

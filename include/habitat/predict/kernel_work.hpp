@@ -99,6 +99,7 @@ namespace detail {
     if (k.metrics) {
       w.flops = k.metrics->flops;
       w.bytes = k.metrics->dram_bytes;
+      w.precision = k.metrics->precision;
       w.source = WorkSource::measured;
       continue;
     }

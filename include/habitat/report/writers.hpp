@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "habitat/report/evaluate.hpp"
+#include "habitat/report/gamma_study.hpp"
 
 namespace habitat::report {
 
@@ -138,6 +139,34 @@ inline void write_kernel_csv(std::ostream& os, const Trace& origin, const std::v
        << fmt("%.4g", work[i].bytes) << ',' << fmt("%.3f", p.kernels[i].gamma) << ",\"" << to_string(p.kernels[i].method) << "\","
        << fmt("%.3f", k.duration_us) << ',' << fmt("%.3f", p.kernels[i].duration_us) << ','
        << (actual[i] >= 0 ? fmt("%.3f", actual[i]) : std::string()) << "\n";
+  }
+}
+
+inline boost::json::object gamma_study_json(const GammaStudy& g) {
+  boost::json::array rows;
+  for (const auto& r : g.rows) {
+    boost::json::object by;
+    for (auto c : kernel_classes) by[to_string(c)] = r.by_class[static_cast<std::size_t>(c)];
+    rows.push_back({{"gamma_source", r.source}, {"gpu_active_error", r.gpu_active_error}, {"error_by_class", std::move(by)}});
+  }
+  boost::json::object share;
+  for (auto c : kernel_classes) share[to_string(c)] = g.class_share[static_cast<std::size_t>(c)];
+  return {{"schema", "habitat.gamma-study/1"}, {"measured_time_share", g.measured_time_share}, {"class_share", std::move(share)}, {"rows", std::move(rows)}};
+}
+
+inline void write_gamma_study(std::ostream& os, const GammaStudy& g) {
+  char line[256];
+  os << "metrics cover " << fmt("%.1f", 100 * g.measured_time_share) << "% of the origin's kernel time; signed error of predicted time\n";
+  std::snprintf(line, sizeof line, "%-28s %10s %20s %20s %20s\n", "gamma source", "GPU active", to_string(kernel_classes[0]),
+                to_string(kernel_classes[1]), to_string(kernel_classes[2]));
+  os << line;
+  std::snprintf(line, sizeof line, "%-28s %10s %13.0f%% of time %13.0f%% of time %13.0f%% of time\n", "", "", 100 * g.class_share[0],
+                100 * g.class_share[1], 100 * g.class_share[2]);
+  os << line;
+  for (const auto& r : g.rows) {
+    std::snprintf(line, sizeof line, "%-28s %+9.2f%% %+19.2f%% %+19.2f%% %+19.2f%%\n", r.source.c_str(), 100 * r.gpu_active_error,
+                  100 * r.by_class[0], 100 * r.by_class[1], 100 * r.by_class[2]);
+    os << line;
   }
 }
 

@@ -17,10 +17,11 @@ struct Dim3 {
 
 enum class GpuWorkKind { kernel, memcpy, memset };
 
-// Measured counters of one kernel (filled by metric importers; Kineto traces carry none).
+// Measured counters of one kernel (attached from metric files; Kineto traces carry none).
 struct KernelMetrics {
-  double dram_bytes = 0;
-  double flops = 0;
+  double dram_bytes = 0;  // read + written at DRAM (after L2)
+  double flops = 0;       // all precisions
+  Precision precision = Precision::fp32;  // of the work that dominates: picks the ridge point
 };
 
 struct Kernel {
