@@ -47,7 +47,7 @@ struct SelectedLaunch {
       KernelKey key{normalize_kernel_name(s.name), s.grid, s.block, 0, std::nullopt};
       bool have = false;
       for (const auto& m : cached->kernels())
-        have |= m.key.launch_equal(key) && m.key.matches_trace_smem(s.shared_mem_bytes);
+        have |= m.key.launch_equal(key);  // as attach_metrics would use it, whatever its shared memory bookkeeping
       if (have) continue;
     }
     out.push_back(std::move(s));
