@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -92,16 +93,19 @@ inline int run_metrics_command(const CLI::App& m, const MetricsArgs& a) {
     std::printf("warning: measured on different GPUs (%s, %s)\n", x.provenance.device.c_str(), y.provenance.device.c_str());
   std::vector<double> dbytes, dread, dwrite, dflops;
   std::size_t common = 0;
-  for (const auto& k : x.kernels())
-    for (const auto& l : y.kernels()) {
-      if (!k.key.launch_equal(l.key) || k.key.smem_dynamic != l.key.smem_dynamic) continue;
-      ++common;
-      auto rel = [](double p, double q) { return std::abs(p - q) / std::max({p, q, 1.0}); };
-      if (std::max(k.dram_bytes(), l.dram_bytes()) >= a.min_bytes) dbytes.push_back(rel(k.dram_bytes(), l.dram_bytes()));
-      if (std::max(k.dram_read_bytes, l.dram_read_bytes) >= a.min_bytes) dread.push_back(rel(k.dram_read_bytes, l.dram_read_bytes));
-      if (std::max(k.dram_write_bytes, l.dram_write_bytes) >= a.min_bytes) dwrite.push_back(rel(k.dram_write_bytes, l.dram_write_bytes));
-      if (std::max(k.flops.total(), l.flops.total()) > 0) dflops.push_back(rel(k.flops.total(), l.flops.total()));
-    }
+  // Relative difference of one quantity, for kernels where it is large enough to compare.
+  auto add = [](std::vector<double>& v, double p, double q, double at_least) {
+    if (std::max(p, q) >= at_least) v.push_back(std::abs(p - q) / std::max({p, q, 1.0}));
+  };
+  for (const auto& k : x.kernels()) {
+    const MeasuredKernel* l = y.find(k.key);
+    if (!l) continue;
+    ++common;
+    add(dbytes, k.dram_bytes(), l->dram_bytes(), a.min_bytes);
+    add(dread, k.dram_read_bytes, l->dram_read_bytes, a.min_bytes);
+    add(dwrite, k.dram_write_bytes, l->dram_write_bytes, a.min_bytes);
+    add(dflops, k.flops.total(), l->flops.total(), std::numeric_limits<double>::min());
+  }
   auto summary = [&](const char* what, std::vector<double> v) {
     if (v.empty()) return void(std::printf("%-11s no kernels to compare\n", what));
     std::sort(v.begin(), v.end());

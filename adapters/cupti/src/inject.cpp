@@ -176,10 +176,7 @@ struct Collector {
     }
     CUdevice dev = 0;
     cuCtxGetDevice(&dev);
-    std::vector<std::string> wanted;
-    const bool extended = env("HABITAT_CUPTI_COUNTERS") == "extended";
-    for (const auto& r : counters::rules)
-      if (extended || !r.extended) wanted.push_back(std::string(r.metric) + ".sum");
+    const auto wanted = counters::metric_names(std::nullopt, env("HABITAT_CUPTI_COUNTERS") == "extended");
     profiler = std::make_unique<cupti::RangeProfiler>(ctx, int(dev), wanted);
     set.provenance.chip = profiler->chip();
     std::fprintf(stderr, "habitat-cupti: %s (%s): %zu counters, %zu replay passes per kernel\n", set.provenance.device.c_str(), profiler->chip().c_str(),
@@ -195,14 +192,13 @@ struct Collector {
   }
 
   void on_launch_enter(const CUpti_CallbackData* d, const Launch& l) {
-    if (failed || !armed.load() || !d->symbolName) return;
+    if (!d->symbolName) return;  // the callback already checked that collection is on
     note_device();
     MeasuredKernel m;
     m.name = demangle(d->symbolName);
     m.key = {normalize_kernel_name(m.name), l.grid, l.block, l.smem_dynamic, l.smem_static};
     // Without the static part, shared memory cannot be compared with the trace's: match on the rest.
-    const auto launch = habitat::detail::launch_id(m.key.name, l.grid, l.block);
-    const auto id = l.smem_static ? launch + "|" + std::to_string(*l.smem_static + l.smem_dynamic) : launch;
+    const auto id = l.smem_static ? cupti::trace_launch_id(m.key.name, l.grid, l.block, *l.smem_static + l.smem_dynamic) : m.key.launch();
     ++seen;
     if (select && !(l.smem_static ? select->count(id) : select_any_smem->count(id))) return;
     if (!all_launches && done.count(id)) return;
@@ -239,6 +235,10 @@ struct Collector {
 
 Collector* collector = nullptr;
 
+bool is_cbid(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_driver_api_trace_cbid driver, CUpti_runtime_api_trace_cbid runtime) {
+  return cbid == (domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUpti_CallbackId(driver) : CUpti_CallbackId(runtime));
+}
+
 thread_local bool in_runtime_launch = false;  // a runtime launch may reach the driver's launch callbacks too
 thread_local bool holding = false;            // this thread entered a launch with the collector's lock
 
@@ -248,11 +248,11 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   Collector& c = *collector;
   const bool enter = d->callbackSite == CUPTI_API_ENTER;
   try {
-    if (cbid == (domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStart : CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000)) {
+    if (is_cbid(domain, cbid, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000)) {
       if (!enter) c.armed = true;
       return;
     }
-    if (cbid == (domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStop : CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) {
+    if (is_cbid(domain, cbid, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) {
       if (enter) {
         std::lock_guard lock(c.mu);
         c.armed = false;

@@ -21,7 +21,6 @@ struct AttachReport {
   [[nodiscard]] double matched_time_share() const { return kernel_us > 0 ? matched_us / kernel_us : 0; }
 };
 
-
 // Throws when a set was measured on a different GPU than the trace's.
 inline void check_same_gpu(const MetricSet& set, const std::string& set_file, const Trace& t) {
   if (t.device_name.empty()) return;
@@ -34,7 +33,7 @@ inline void check_same_gpu(const MetricSet& set, const std::string& set_file, co
 inline AttachReport attach_metrics(Trace& t, const std::vector<const MetricSet*>& sets) {
   std::unordered_map<std::string, std::vector<const MeasuredKernel*>> by_launch;
   for (const auto* s : sets)
-    for (const auto& m : s->kernels()) by_launch[detail::launch_id(m.key.name, m.key.grid, m.key.block)].push_back(&m);
+    for (const auto& m : s->kernels()) by_launch[m.key.launch()].push_back(&m);
   AttachReport r;
   for (auto& k : t.kernels) {
     if (k.kind != GpuWorkKind::kernel) continue;

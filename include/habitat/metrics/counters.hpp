@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "habitat/error.hpp"
 #include "habitat/metrics/measured_kernel.hpp"
@@ -123,16 +124,20 @@ inline void apply(MeasuredKernel& m, const Rule& r, double value) {
 }
 
 // Counter names to ask a profiler for on a GPU of compute capability major `cc` (with the ".sum" roll-up).
-// The default set leaves out the extended counters (FP16/FP64 vector units); on an H100 it still takes 7
-// replay passes, each SASS instruction counter being one.
-[[nodiscard]] inline std::string metric_list(int cc, bool extended = false, char sep = ',') {
+// Counter names (with the ".sum" roll-up) for a GPU of compute capability major `cc`, or every spelling
+// when cc is not known (the CUPTI collector drops what the chip lacks). The default set leaves out the
+// extended counters (FP16/FP64 vector units); on an H100 it still took 7 replay passes.
+[[nodiscard]] inline std::vector<std::string> metric_names(std::optional<int> cc, bool extended = false) {
+  std::vector<std::string> out;
+  for (const auto& r : rules)
+    if ((!cc || (*cc >= r.min_cc && *cc <= r.max_cc)) && (extended || !r.extended)) out.push_back(std::string(r.metric) + ".sum");
+  return out;
+}
+
+// The same as one comma-separated list, for ncu's --metrics.
+[[nodiscard]] inline std::string metric_list(int cc, bool extended = false) {
   std::string out;
-  for (const auto& r : rules) {
-    if (cc < r.min_cc || cc > r.max_cc || (r.extended && !extended)) continue;
-    if (!out.empty()) out.push_back(sep);
-    out.append(r.metric);
-    out.append(".sum");
-  }
+  for (const auto& m : metric_names(cc, extended)) out += (out.empty() ? "" : ",") + m;
   return out;
 }
 

@@ -38,20 +38,14 @@ struct KernelKey {
   long smem_dynamic = 0;
   std::optional<long> smem_static;  // Kineto records static + dynamic; where known, match on the sum
 
-  [[nodiscard]] bool launch_equal(const KernelKey& o) const {
-    return name == o.name && grid.x == o.grid.x && grid.y == o.grid.y && grid.z == o.grid.z && block.x == o.block.x &&
-           block.y == o.block.y && block.z == o.block.z;
-  }
+  // Name and launch dimensions only: what a trace kernel is looked up by.
+  [[nodiscard]] std::string launch() const { return detail::launch_id(name, grid, block); }
   // Kineto records static + dynamic shared memory as one number: compare with the sum where the static
   // part is known, else with the dynamic part.
   [[nodiscard]] bool matches_trace_smem(long trace_smem) const {
     return (smem_static ? *smem_static + smem_dynamic : smem_dynamic) == trace_smem;
   }
-  [[nodiscard]] std::string id() const { return detail::launch_id(name, grid, block) + "|" + std::to_string(smem_dynamic); }
-  [[nodiscard]] std::string brief() const {
-    auto d = [](const Dim3& v) { return std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z); };
-    return name.substr(0, 80) + " grid(" + d(grid) + ") block(" + d(block) + ") smem " + std::to_string(smem_dynamic);
-  }
+  [[nodiscard]] std::string id() const { return launch() + "|" + std::to_string(smem_dynamic); }
 };
 
 // FLOPs by where they ran. Vector-unit FP32/FP16/FP64 count an FMA as two; tensor-core operations are
@@ -147,7 +141,10 @@ class MetricSet {
   MetricProvenance provenance;
 
   [[nodiscard]] const std::vector<MeasuredKernel>& kernels() const { return kernels_; }
-  [[nodiscard]] bool contains(const KernelKey& k) const { return index_.count(k.id()) > 0; }
+  [[nodiscard]] const MeasuredKernel* find(const KernelKey& k) const {
+    const auto it = index_.find(k.id());
+    return it == index_.end() ? nullptr : &kernels_[it->second];
+  }
 
   // Adds a measurement, folding it into an existing entry with the same key.
   void add(const MeasuredKernel& m) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "habitat/error.hpp"
@@ -38,19 +39,16 @@ struct SelectedLaunch {
   all.reserve(by_key.size());
   for (auto& [_, s] : by_key) all.push_back(std::move(s));
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.total_us > b.total_us; });
+  // Cached by name and launch dimensions, as attach_metrics would use them, whatever their shared memory.
+  std::unordered_set<std::string> have;
+  if (cached)
+    for (const auto& m : cached->kernels()) have.insert(m.key.launch());
   std::vector<SelectedLaunch> out;
   double covered = 0;
   for (auto& s : all) {
     if (covered >= top_fraction * total) break;
     covered += s.total_us;
-    if (cached) {
-      KernelKey key{normalize_kernel_name(s.name), s.grid, s.block, 0, std::nullopt};
-      bool have = false;
-      for (const auto& m : cached->kernels())
-        have |= m.key.launch_equal(key);  // as attach_metrics would use it, whatever its shared memory bookkeeping
-      if (have) continue;
-    }
-    out.push_back(std::move(s));
+    if (!have.count(detail::launch_id(normalize_kernel_name(s.name), s.grid, s.block))) out.push_back(std::move(s));
   }
   return out;
 }

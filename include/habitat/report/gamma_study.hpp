@@ -54,6 +54,8 @@ struct GammaStudy {
   }
   s.measured_time_share = all > 0 ? with / all : 0;
 
+  std::vector<std::size_t> cls(origin.kernels.size());  // classify once: name matching is the costly part
+  for (std::size_t i = 0; i < cls.size(); ++i) cls[i] = static_cast<std::size_t>(kernel_class(origin.kernels[i]));
   Trace counter_free = origin;
   for (auto& k : counter_free.kernels) k.metrics.reset();
   const auto estimated = kernel_work(counter_free), measured = kernel_work(origin);
@@ -61,7 +63,7 @@ struct GammaStudy {
     const PredictedTrace p = predict_trace(origin, work, od, dd, predictor, {});
     GammaStudyRow r{std::move(name), (p.gpu_active_us - dest.gpu_active_us()) / dest.gpu_active_us(), {}};
     std::array<double, kernel_classes.size()> pred{};
-    for (std::size_t i = 0; i < origin.kernels.size(); ++i) pred[static_cast<std::size_t>(kernel_class(origin.kernels[i]))] += p.kernels[i].duration_us;
+    for (std::size_t i = 0; i < cls.size(); ++i) pred[cls[i]] += p.kernels[i].duration_us;
     for (std::size_t c = 0; c < pred.size(); ++c) r.by_class[c] = actual[c] > 0 ? (pred[c] - actual[c]) / actual[c] : 0;
     s.rows.push_back(std::move(r));
   };
