@@ -16,6 +16,8 @@
 #include "habitat/kineto/reader.hpp"
 #include "habitat/report/writers.hpp"
 #include "metrics_cmd.hpp"
+#include "mlp_cmd.hpp"
+#include "predict_ops_cmd.hpp"
 #include "predictors.hpp"
 
 namespace {
@@ -180,6 +182,11 @@ int main(int argc, char** argv) {
 
   cli::MetricsArgs margs;
   auto* metrics = cli::add_metrics_commands(app, margs);
+  cli::MlpArgs mlp_args;
+  auto* mlp_cmd = cli::add_mlp_commands(app, mlp_args);
+  cli::PredictOpsArgs pops;
+  auto* predict_ops = cli::add_predict_ops_command(app, pops);
+  add_common(*predict_ops, c);
 
   try {
     app.parse(argc, argv);
@@ -191,6 +198,8 @@ int main(int argc, char** argv) {
     if (*devices) return cmd_devices(c);
     if (*metrics) return cli::run_metrics_command(*metrics, margs);
     const Catalog cat = load_catalog(c);
+    if (*mlp_cmd) return cli::run_mlp_command(*mlp_cmd, mlp_args, cat);
+    if (*predict_ops) return cli::run_predict_ops(pops, cat);
     if (*predict) {
       Trace t = load(trace_path, c);
       attach(t, c);

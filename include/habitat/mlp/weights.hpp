@@ -1,0 +1,69 @@
+#pragma once
+// One trained operation model as a backend needs it: standardization, the layer stack (ReLU between
+// layers, none after the last), and how its output becomes milliseconds.
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "habitat/mlp/safetensors.hpp"
+#include "habitat/ops/op_schema.hpp"
+
+namespace habitat::mlp {
+
+struct Layer {
+  int in = 0, out = 0;
+  std::vector<float> weight;  // out x in, row-major (PyTorch's nn.Linear layout)
+  std::vector<float> bias;    // out
+};
+
+struct MlpWeights {
+  std::string file;
+  ops::OpKind op{};
+  std::vector<std::string> features;
+  std::vector<float> mean, stdev;
+  std::vector<Layer> layers;
+  bool residual = true;  // output is log(ms / (roofline + floor)); else ms directly
+  double floor_ms = 0.01;
+  std::string trained_on, label;
+};
+
+inline constexpr const char* mlp_schema = "habitat.mlp/1";
+
+[[nodiscard]] inline MlpWeights load_weights(const std::string& path) {
+  const auto f = read_safetensors(path);
+  if (f.meta("schema") != mlp_schema)
+    throw make_error(path, "__metadata__.schema", "'" + f.meta("schema") + "', expected " + mlp_schema);
+  MlpWeights w;
+  w.file = path;
+  const auto op = ops::op_from_name(f.meta("op"));
+  if (!op) throw make_error(path, "__metadata__.op", "unknown operation '" + f.meta("op") + "'");
+  w.op = *op;
+  std::stringstream ss(f.meta("features"));
+  for (std::string x; std::getline(ss, x, ',');) w.features.push_back(x);
+  w.residual = f.meta("target") == "residual";
+  if (!w.residual && f.meta("target") != "direct") throw make_error(path, "__metadata__.target", "'" + f.meta("target") + "'");
+  w.floor_ms = std::stod(f.meta("floor_ms"));
+  w.trained_on = f.metadata.count("trained_on") ? f.meta("trained_on") : "";
+  w.label = f.metadata.count("label") ? f.meta("label") : "";
+  w.mean = f.tensor("input_mean").data;
+  w.stdev = f.tensor("input_std").data;
+  const auto nf = static_cast<int>(w.features.size());
+  if (static_cast<int>(w.mean.size()) != nf || static_cast<int>(w.stdev.size()) != nf)
+    throw make_error(path, "input_mean/input_std", "size differs from the " + std::to_string(nf) + " features");
+  int in = nf;
+  for (int l = 0;; ++l) {
+    const std::string name = "layer" + std::to_string(l);
+    if (!f.tensors.count(name + ".weight")) break;
+    const auto& W = f.tensor(name + ".weight");
+    const auto& b = f.tensor(name + ".bias");
+    if (W.shape.size() != 2 || W.shape[1] != in || b.shape.size() != 1 || b.shape[0] != W.shape[0])
+      throw make_error(path, name, "shape does not chain with the previous layer (expected [*, " + std::to_string(in) + "])");
+    w.layers.push_back({in, static_cast<int>(W.shape[0]), W.data, b.data});
+    in = static_cast<int>(W.shape[0]);
+  }
+  if (w.layers.empty() || in != 1) throw make_error(path, "layers", "expected layer0.. ending in one output");
+  return w;
+}
+
+}  // namespace habitat::mlp

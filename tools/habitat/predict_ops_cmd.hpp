@@ -1,0 +1,91 @@
+#pragma once
+// `habitat predict-ops FILE.csv`: rows of operation configurations (NeuSight's column layout or
+// habitat-collect's) written back with predicted_ms and predicted_by columns.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "habitat/mlp/eigen_backend.hpp"
+#include "habitat/mlp/predict_rows.hpp"
+
+namespace habitat::cli {
+
+struct PredictOpsArgs {
+  std::string csv, out, from, origin_column, models;
+};
+
+// Where the shipped weights are: --models, else $HABITAT_MODELS, else the build's models/ folder.
+[[nodiscard]] inline std::string model_dir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("HABITAT_MODELS")) return env;
+#ifdef HABITAT_DEFAULT_MODELS
+  return HABITAT_DEFAULT_MODELS;
+#else
+  return "models";
+#endif
+}
+
+[[nodiscard]] inline mlp::ModelSet<mlp::EigenBackend> load_models(const std::string& flag) {
+  const auto dir = model_dir(flag);
+  auto set = mlp::ModelSet<mlp::EigenBackend>::load_dir(dir);
+  if (set.empty()) throw make_error(dir, "", "no *.safetensors operation models here (--models DIR or HABITAT_MODELS names the folder)");
+  return set;
+}
+
+inline CLI::App* add_predict_ops_command(CLI::App& app, PredictOpsArgs& a) {
+  auto* p = app.add_subcommand("predict-ops", "predict the forward latency of operation configurations listed in a CSV");
+  p->add_option("csv", a.csv, "CSV with OPName, Device and the op's dimension columns (NeuSight layout)")->required()->check(CLI::ExistingFile);
+  p->add_option("-o,--out", a.out, "write here instead of standard output");
+  p->add_option("--from", a.from, "origin GPU of measured latencies: predict by the ratio method");
+  p->add_option("--origin-column", a.origin_column, "column holding the latency measured on --from (ms)");
+  p->add_option("--models", a.models, "folder of *.safetensors operation models (default: the shipped ones)");
+  return p;
+}
+
+[[nodiscard]] inline std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+inline int run_predict_ops(const PredictOpsArgs& a, const Catalog& cat) {
+  if (a.from.empty() != a.origin_column.empty()) throw make_error("habitat predict-ops", "", "--from and --origin-column go together");
+  const auto models = load_models(a.models);
+  const auto csv = mlp::read_op_csv(a.csv);
+  std::optional<mlp::RatioSource> ratio;
+  if (!a.from.empty()) ratio = mlp::RatioSource{&cat.at(a.from), a.origin_column};
+  const auto preds = mlp::predict_rows(csv, models, cat, ratio);
+  std::ofstream file;
+  if (!a.out.empty()) {
+    file.open(a.out);
+    if (!file) throw make_error(a.out, "", "cannot open for writing");
+  }
+  std::ostream& out = a.out.empty() ? std::cout : file;
+  for (const auto& c : csv.comments) out << c << '\n';
+  for (const auto& h : csv.header) out << csv_field(h) << ',';
+  out << "predicted_ms,predicted_by\n";
+  std::size_t missing = 0;
+  char buf[64];
+  for (std::size_t i = 0; i < csv.rows.size(); ++i) {
+    for (const auto& f : csv.rows[i].fields) out << csv_field(f) << ',';
+    if (preds[i].ms) {
+      std::snprintf(buf, sizeof buf, "%.6g", *preds[i].ms);
+      out << buf;
+    } else {
+      ++missing;
+    }
+    out << ',' << csv_field(preds[i].method) << '\n';
+  }
+  if (missing)
+    std::cerr << "habitat predict-ops: " << missing << " of " << csv.rows.size()
+              << " rows have no prediction (operations without a model; with --from they are scaled by bandwidth)\n";
+  return 0;
+}
+
+}  // namespace habitat::cli
