@@ -4,6 +4,11 @@
 
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
+#include "habitat/mlp/eigen_backend.hpp"
+#include "habitat/mlp/hybrid.hpp"
+#if HABITAT_HAS_TORCH
+#include "habitat/libtorch/torch_backend.hpp"
+#endif
 
 namespace {
 const std::string kTrace = std::string(HABITAT_FIXTURES) + "/kineto/h100/resnet50_fp32_b32.json.gz";
@@ -42,6 +47,27 @@ void BM_PredictCatalog(benchmark::State& s) {
   s.counters["devices"] = double(cat.devices().size());
 }
 BENCHMARK(BM_PredictCatalog)->Unit(benchmark::kMillisecond);
+
+// The hybrid predictor onto every catalog GPU: features, the MLPs (batched per operation kind) for
+// origin and destination, then wave scaling for the other kernels. Same work for both backends.
+template <class Backend>
+void BM_PredictCatalogHybrid(benchmark::State& s) {
+  const auto cat = habitat::Catalog::builtin();
+  const auto t = habitat::kineto::read_trace(kTrace);
+  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
+  const auto work = habitat::kernel_work(t);
+  const auto models = habitat::mlp::ModelSet<Backend>::load_dir(std::string(HABITAT_FIXTURES) + "/../models");
+  for (auto _ : s)
+    for (const auto& d : cat.devices()) {
+      const habitat::mlp::HybridPredictor h(habitat::DefaultWaveScaling{}, models, t, origin, d);
+      benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, d, h));
+    }
+  s.counters["devices"] = double(cat.devices().size());
+}
+BENCHMARK(BM_PredictCatalogHybrid<habitat::mlp::EigenBackend>)->Unit(benchmark::kMillisecond);
+#if HABITAT_HAS_TORCH
+BENCHMARK(BM_PredictCatalogHybrid<habitat::libtorch::TorchBackend>)->Unit(benchmark::kMillisecond);
+#endif
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -18,6 +18,7 @@
 #include "metrics_cmd.hpp"
 #include "mlp_cmd.hpp"
 #include "predict_ops_cmd.hpp"
+#include "habitat/mlp/hybrid.hpp"
 #include "predictors.hpp"
 
 namespace {
@@ -31,6 +32,8 @@ struct Common {
   std::string gamma = "roofline-utilization";
   std::optional<long> step;
   std::vector<std::string> metric_files;
+  std::string predictor = "wave";
+  std::string models;
   bool quiet = false;
 };
 
@@ -88,8 +91,16 @@ std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<Kernel
                                         const std::vector<const Device*>& dests, const Common& c, const PredictOptions& opt) {
   std::vector<PredictedTrace> out;
   const auto predictor = cli::make_predictor(c.waves, c.gamma);
+  std::optional<mlp::ModelSet<mlp::EigenBackend>> models;
+  if (c.predictor == "hybrid") models = cli::load_models(c.models);
   for (const Device* d : dests)
-    out.push_back(std::visit([&](const auto& p) { return predict_trace(t, work, origin, *d, p, opt); }, predictor));
+    out.push_back(std::visit(
+        [&](const auto& p) {
+          if (!models) return predict_trace(t, work, origin, *d, p, opt);
+          const mlp::HybridPredictor hybrid(p, *models, t, origin, *d);
+          return predict_trace(t, work, origin, *d, hybrid, opt);
+        },
+        predictor));
   return out;
 }
 
@@ -105,6 +116,10 @@ void add_model(CLI::App& app, Common& c) {
       ->check(CLI::IsMember({"roofline-utilization", "roofline", "1"}));
   app.add_option("--metrics", c.metric_files, "measured metrics of the origin trace's kernels (habitat.metrics/1); repeatable")
       ->check(CLI::ExistingFile);
+  app.add_option("--predictor", c.predictor,
+                 "wave (wave scaling for every kernel, default) or hybrid (learned models for kernel-varying operations)")
+      ->check(CLI::IsMember({"wave", "hybrid"}));
+  app.add_option("--models", c.models, "folder of *.safetensors operation models for --predictor hybrid (default: the shipped ones)");
   app.add_flag("-q,--quiet", c.quiet, "no progress messages on stderr");
 }
 

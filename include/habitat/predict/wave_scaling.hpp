@@ -11,7 +11,7 @@
 
 namespace habitat {
 
-enum class Method { wave_scaling, wave_scaling_sm_ratio, bandwidth_scaling, host_transfer };
+enum class Method { wave_scaling, wave_scaling_sm_ratio, bandwidth_scaling, host_transfer, mlp_ratio };
 
 [[nodiscard]] constexpr const char* to_string(Method m) {
   switch (m) {
@@ -19,6 +19,7 @@ enum class Method { wave_scaling, wave_scaling_sm_ratio, bandwidth_scaling, host
     case Method::wave_scaling_sm_ratio: return "wave scaling (launch does not fit destination; SM ratio)";
     case Method::bandwidth_scaling: return "bandwidth scaling (copy/fill)";
     case Method::host_transfer: return "host transfer (kept)";
+    case Method::mlp_ratio: return "MLP ratio (kernel-varying op)";
   }
   return "?";
 }
