@@ -57,7 +57,8 @@ TEST_CASE("shipped weights load with their feature lists and chain", "[mlp]") {
     // Every dimension of the op is an input (OpModel checks that each name is one habitat computes).
     CHECK(m->weights().features.size() >= static_cast<std::size_t>(s.ndims) + 2);
     CHECK(m->weights().features.size() <= mlp::feature_names(s.kind).size());
-    CHECK(m->weights().trained_on.find("H100") != std::string::npos);
+    // Collected ops were trained with habitat's own H100 data; softmax and elementwise on public data only.
+    CHECK(m->weights().trained_on.find(s.collected ? "H100" : "T4") != std::string::npos);
   }
   // Predictions are positive, finite, and grow with the work.
   const auto& lin = *set.find(ops::OpKind::linear);
@@ -88,7 +89,7 @@ TEST_CASE("operation rows in NeuSight's layout; bad rows name the line and colum
                                    "OPName,Latency,Device,Kernel Name,B,M,N,K\n"
                                    "linear,0.5,Tesla T4,\"volta_sgemm, quoted\",1,128,256,512\n"
                                    "bmm,,NVIDIA H100 80GB HBM3,x,8,64,64,64\n"
-                                   "softmax,0.1,Tesla T4,x,1,2,3,4\n");
+                                   "scatter,0.1,Tesla T4,x,1,2,3,4\n");
   const auto csv = mlp::read_op_csv(ok);
   REQUIRE(csv.rows.size() == 3);
   CHECK(csv.rows[0].op == ops::OpKind::linear);
@@ -106,7 +107,7 @@ TEST_CASE("ratio method: same origin and destination returns the measurement; un
   const auto cat = Catalog::builtin();
   const auto set = mlp::ModelSet<mlp::EigenBackend>::load_dir(models_dir);
   const auto path = test::write_temp("ratio.csv", "OPName,Device,B,M,N,K,measured\nlinear,H100 SXM,1,512,1024,2048,0.123\n"
-                                                  "add,H200,1,1,1,1,0.2\n");
+                                                  "scatter,H200,1,1,1,1,0.2\n");
   const auto csv = mlp::read_op_csv(path);
   const auto p = mlp::predict_rows(csv, set, cat, mlp::RatioSource{&cat.at("H100 SXM"), "measured"});
   CHECK(*p[0].ms == Approx(0.123));
@@ -138,4 +139,46 @@ TEST_CASE("hybrid predictor covers the GEMMs and convolutions of a trace and is 
   const auto q = predict_trace(t, work, h100, h200, other);
   CHECK(q.gpu_active_us < t.gpu_active_us());  // the H200 has more bandwidth and the same compute
   CHECK(q.gpu_active_us > 0.5 * t.gpu_active_us());
+}
+
+TEST_CASE("trace operations map to model configurations from their recorded shapes", "[mlp]") {
+  // BERT-like encoder, batch 16, sequence 256, width 768, FFN 3072 (fixtures/record/record_kineto.py).
+  const Trace t = kineto::read_trace(test::fixture("h100", "encoder_fp32_b16"));
+  const auto qs = mlp::op_queries(t);
+  auto has = [&](ops::OpKind k, ops::Pass p, ops::Dims d) {
+    for (const auto& q : qs)
+      if (q && q->op == k && q->pass == p && q->dtype == ops::DataType::fp32 && q->dims == d) return true;
+    return false;
+  };
+  CHECK(has(ops::OpKind::linear, ops::Pass::forward, {1, 4096, 3072, 768}));  // FFN up-projection
+  CHECK(has(ops::OpKind::linear, ops::Pass::forward, {1, 4096, 768, 3072}));  // FFN down-projection
+  CHECK(has(ops::OpKind::layer_norm, ops::Pass::forward, {4096, 768}));
+  CHECK(has(ops::OpKind::layer_norm, ops::Pass::backward, {4096, 768}));
+  // BF16 autocast traces map to the BF16 models.
+  const Trace tb = kineto::read_trace(test::fixture("h100", "encoder_bf16_b32"));
+  std::size_t bf16 = 0;
+  for (const auto& q : mlp::op_queries(tb)) bf16 += q && q->dtype == ops::DataType::bf16;
+  CHECK(bf16 > 50);
+}
+
+TEST_CASE("op work and roofline scale with the dimensions and the GPU", "[mlp]") {
+  const auto cat = Catalog::builtin();
+  const mlp::OpQuery q{ops::OpKind::linear, ops::Pass::forward, ops::DataType::fp32, {1, 1024, 1024, 1024}};
+  CHECK(ops::op_work(q.op, q.dims, q.dtype, q.pass).flops == Approx(2.0 * 1024 * 1024 * 1024));
+  auto q2 = q;
+  q2.pass = ops::Pass::backward;
+  CHECK(ops::op_work(q2.op, q2.dims, q2.dtype, q2.pass).flops == Approx(2 * 2.0 * 1024 * 1024 * 1024));
+  CHECK(mlp::roofline(q, cat.at("T4")).ms() > mlp::roofline(q, cat.at("H100 SXM")).ms());
+  auto b = q;
+  b.dtype = ops::DataType::bf16;
+  CHECK(mlp::peak_tflops(b, cat.at("H100 SXM")) == Approx(989.4));
+  const mlp::OpQuery c{ops::OpKind::conv2d, ops::Pass::forward, ops::DataType::fp32, {8, 64, 64, 3, 56, 1, 1}};
+  CHECK(mlp::peak_tflops(c, cat.at("A100 SXM4 40GB")) == Approx(cat.at("A100 SXM4 40GB").tf32_tflops));  // cuDNN uses TF32
+  for (const auto& s : ops::op_schemas) {
+    mlp::OpQuery any{s.kind, ops::Pass::forward, ops::DataType::fp32, {}};
+    any.dims.fill(2);
+    const auto v = mlp::feature_values(any, cat.at("L4"));
+    CHECK(v.size() == mlp::feature_names(s.kind).size());
+    for (double x : v) CHECK(std::isfinite(x));
+  }
 }

@@ -64,7 +64,7 @@ inline Args parse_args(int argc, char** argv) {
     else if (f == "--ops") {
       for (const auto& n : split_list(value(i))) {
         auto k = ops::op_from_name(n);
-        if (!k) throw std::runtime_error("--ops: unknown operation '" + n + "'");
+        if (!k || !ops::schema(*k).collected) throw std::runtime_error("--ops: '" + n + "' is not an operation habitat-collect measures");
         a.ops.push_back(*k);
       }
     } else if (f == "--dtypes") {
@@ -83,7 +83,8 @@ inline Args parse_args(int argc, char** argv) {
   }
   if (a.out.empty()) throw std::runtime_error(std::string("--out is required\n") + collect_usage);
   if (a.ops.empty())
-    for (const auto& s : ops::op_schemas) a.ops.push_back(s.kind);
+    for (const auto& s : ops::op_schemas)
+      if (s.collected) a.ops.push_back(s.kind);
   if (a.dtypes.empty()) throw std::runtime_error("--dtypes: empty list");
   return a;
 }

@@ -93,6 +93,7 @@ inline OpInstance make_instance(ops::OpKind k, const ops::Dims& d, ops::DataType
 #endif
       break;
     }
+    default: throw std::runtime_error(std::string(ops::schema(k).name) + " is not measured by habitat-collect");
   }
   return op;
 }

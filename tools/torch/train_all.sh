@@ -9,6 +9,7 @@ tables=$1 out=$2 jobs=${3:-8}
 bin=${HABITAT_TRAIN:-$(dirname "$0")/../../build-torch/habitat-train}
 mkdir -p "$out/models" "$out/reports" "$out/logs"
 habitat=(--layers 4 --width 256 --epochs 60 --drop-epoch 40 --batch 1024 --lr 1e-3)
+small=(--layers 3 --width 128 --epochs 40 --drop-epoch 30 --batch 1024 --lr 1e-3)
 paper=(--features paper --target direct --layers 8 --width 1024 --epochs 80 --drop-epoch 40 --batch 512 --lr 5e-4)
 {
   # linear and bmm ship with the paper's features: they generalize best to unseen GPUs (the ablation below).
@@ -18,6 +19,15 @@ paper=(--features paper --target direct --layers 8 --width 1024 --epochs 80 --dr
   done
   for op in conv2d conv_transpose2d batch_norm layer_norm lstm sdpa; do
     echo "ship-$op|--table $tables/$op.table ${habitat[*]} --out $out/models/$op.safetensors"
+  done
+  # Public-data-only ops (NeuSight's 5 GPUs): small networks, paper features, with their own leave-one-out.
+  for op in softmax elementwise; do
+    echo "ship-$op|--table $tables/$op.table ${small[*]} --features paper --out $out/models/$op.safetensors"
+    echo "allfeat-$op|--table $tables/$op.table ${small[*]}"
+    for gpu in "P4" "P100" "T4" "V100 PCIe 32GB" "A100 PCIe 40GB"; do
+      echo "logo-paperfeat-$op-${gpu// /_}|--table $tables/$op.table ${small[*]} --features paper --holdout-gpu $gpu"
+      echo "logo-habitat-$op-${gpu// /_}|--table $tables/$op.table ${small[*]} --holdout-gpu $gpu"
+    done
   done
   for op in linear bmm; do
     for gpu in "P4" "P100" "T4" "V100 PCIe 32GB" "A100 PCIe 40GB" "H100 SXM" "H200"; do

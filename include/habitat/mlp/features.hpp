@@ -24,7 +24,8 @@ struct OpQuery {
 // convolutions use TF32 where cuDNN allows it by default (PyTorch's allow_tf32 for cuDNN is on).
 [[nodiscard]] inline double peak_tflops(const OpQuery& q, const Device& g) {
   using ops::OpKind;
-  const bool gemm_like = q.op != OpKind::batch_norm && q.op != OpKind::layer_norm;
+  const bool gemm_like = q.op != OpKind::batch_norm && q.op != OpKind::layer_norm && q.op != OpKind::softmax &&
+                         q.op != OpKind::elementwise;
   if (q.dtype == ops::DataType::bf16 && gemm_like) return g.peak_tflops(Precision::bf16);
   if (q.op == OpKind::conv2d || q.op == OpKind::conv_transpose2d) return g.peak_tflops(Precision::tf32);
   return g.fp32_tflops;
@@ -57,7 +58,9 @@ struct Roofline {
       return tiles(d[0] * o * o, d[2]);
     }
     case ops::OpKind::batch_norm: return std::ceil(d[0] * d[1] * d[2] * d[2] / 2048);
-    case ops::OpKind::layer_norm: return std::ceil(d[0] * d[1] / 2048);
+    case ops::OpKind::layer_norm:
+    case ops::OpKind::softmax:
+    case ops::OpKind::elementwise: return std::ceil(d[0] * d[1] / 2048);
     case ops::OpKind::lstm: return tiles(d[0], 4 * d[3]) * (d[5] > 0 ? 2 : 1);
     case ops::OpKind::sdpa: return d[0] * d[1] * std::ceil(d[2] / 128);
   }

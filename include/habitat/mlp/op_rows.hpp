@@ -109,7 +109,8 @@ inline std::string opdata_gpu(const std::string& comment) {
     if (lat_col >= 0) r.latency_ms = habitat::detail::parse_csv_number(r.fields[static_cast<std::size_t>(lat_col)]);
     if (r.op) {
       const auto& s = ops::schema(*r.op);
-      for (int i = 0; i < s.ndims; ++i) {
+      ops::fill_derived_dims(*r.op, r.op_name, r.dims);
+      for (int i = 0; i < s.csv_dims; ++i) {
         int c = detail::find_column(h, s.dims[i]);
         if (c < 0 && s.dims[i] == "Kernel_Size") c = detail::find_column(h, "Kernel_Szie");  // NeuSight's spelling
         if (c < 0) throw make_error(path, "header", "no column '" + std::string(s.dims[i]) + "' for " + std::string(s.name));

@@ -9,7 +9,7 @@
 
 namespace habitat::ops {
 
-enum class OpKind { linear, bmm, conv2d, conv_transpose2d, batch_norm, layer_norm, lstm, sdpa };
+enum class OpKind { linear, bmm, conv2d, conv_transpose2d, batch_norm, layer_norm, lstm, sdpa, softmax, elementwise };
 enum class Pass { forward, backward };
 enum class DataType { fp32, bf16 };
 
@@ -21,11 +21,13 @@ struct OpSchema {
   std::string_view name;
   int ndims;
   std::array<std::string_view, max_dims> dims;
+  int csv_dims = ndims;    // dims read from CSV columns; the rest follow from the operation's name
+  bool collected = true;   // measured by habitat-collect (else learned from public data only)
 };
 
 // Dimension names follow the public NeuSight CSVs where an op appears there (B,M,N,K; conv's
 // Kernel_Szie spelling is accepted as an alias by the CSV reader).
-inline constexpr std::array<OpSchema, 8> op_schemas{{
+inline constexpr std::array<OpSchema, 10> op_schemas{{
     {OpKind::linear, "linear", 4, {"B", "M", "N", "K"}},  // x[B*M,K] @ W[N,K]^T + b
     {OpKind::bmm, "bmm", 4, {"B", "M", "N", "K"}},        // [B,M,K] @ [B,K,N]
     {OpKind::conv2d, "conv2d", 7, {"B", "Input_Channel", "Output_Channel", "Kernel_Size", "Input_Size", "Stride", "Padding"}},
@@ -35,7 +37,21 @@ inline constexpr std::array<OpSchema, 8> op_schemas{{
     {OpKind::layer_norm, "layer_norm", 2, {"B", "H"}},  // B rows normalized over H
     {OpKind::lstm, "lstm", 6, {"B", "T", "I", "H", "L", "Bidirectional"}},
     {OpKind::sdpa, "sdpa", 5, {"B", "Heads", "S", "D", "Causal"}},
+    // Memory-bound ops learned from the public NeuSight timings only (forward, FP32); with a model of
+    // their own, predict-ops covers every op of those CSVs.
+    {OpKind::softmax, "softmax", 2, {"B", "H"}, 2, false},
+    {OpKind::elementwise, "elementwise", 4, {"B", "H", "Operands", "Operator"}, 2, false},
 }};
+
+// Elementwise operators as NeuSight names them: tensor operands and an operator code (a model input).
+// "u" variants take one tensor (the other operand is a scalar or the tensor itself).
+struct ElementwiseOp {
+  std::string_view name;
+  double operands, code;
+};
+inline constexpr std::array<ElementwiseOp, 11> elementwise_ops{{{"add", 2, 1}, {"addu", 1, 1}, {"mul", 2, 2}, {"mulu", 1, 2},
+                                                                {"div", 2, 3}, {"divu", 1, 3}, {"pow", 2, 4}, {"powu", 1, 4},
+                                                                {"relu", 1, 5}, {"tanh", 1, 6}, {"gelu", 1, 7}}};
 
 [[nodiscard]] constexpr const OpSchema& schema(OpKind k) { return op_schemas[static_cast<int>(k)]; }
 
@@ -45,7 +61,16 @@ inline constexpr std::array<OpSchema, 8> op_schemas{{
   // Spellings of the NeuSight CSVs.
   if (name == "conv") return OpKind::conv2d;
   if (name == "ln") return OpKind::layer_norm;
+  for (const auto& e : elementwise_ops)
+    if (e.name == name) return OpKind::elementwise;
   return std::nullopt;
+}
+
+// Dims beyond the CSV columns, from the operation's name (elementwise: operands and operator).
+inline void fill_derived_dims(OpKind k, std::string_view name, Dims& d) {
+  if (k != OpKind::elementwise) return;
+  for (const auto& e : elementwise_ops)
+    if (e.name == name) d[2] = e.operands, d[3] = e.code;
 }
 
 [[nodiscard]] constexpr std::string_view pass_name(Pass p) { return p == Pass::forward ? "fwd" : "bwd"; }
@@ -116,6 +141,18 @@ struct Work {
       const double b = d[0], heads = d[1], s = d[2], hd = d[3], causal = d[4] > 0 ? 0.5 : 1.0;
       w.flops = 4 * b * heads * s * s * hd * causal;
       w.bytes = e * 4 * b * heads * s * hd;
+      break;
+    }
+    case OpKind::softmax: {
+      const double n = d[0] * d[1];
+      w.flops = 5 * n;
+      w.bytes = e * 2 * n;
+      break;
+    }
+    case OpKind::elementwise: {
+      const double n = d[0] * d[1];
+      w.flops = n * std::max(1.0, d[3] >= 4 ? 8.0 : 1.0);  // pow, tanh, gelu: transcendental
+      w.bytes = e * n * (std::max(d[2], 1.0) + 1);
       break;
     }
   }
