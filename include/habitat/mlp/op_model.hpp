@@ -31,6 +31,9 @@ class OpModel {
 
   [[nodiscard]] const MlpWeights& weights() const { return w_; }
 
+  // Milliseconds of one query on GPU g.
+  [[nodiscard]] double predict_ms(const OpQuery& q, const Device& g) const { return predict_ms(std::span(&q, 1), g).front(); }
+
   // Milliseconds for each query on GPU g (the queries must be of this model's operation).
   [[nodiscard]] std::vector<double> predict_ms(std::span<const OpQuery> qs, const Device& g) const {
     std::vector<float> rows;
