@@ -30,50 +30,31 @@ inline OpInstance make_instance(ops::OpKind k, const ops::Dims& d, ops::DataType
     for (auto& p : m->parameters()) op.grads_of.push_back(p);
     return m;
   };
+  // A module applied to one input of the given shape: the common case.
+  auto module_on = [&](auto m, std::vector<std::int64_t> shape) {
+    auto x = input(std::move(shape));
+    adopt(m)->train();
+    op.grads_of.push_back(x);
+    op.forward = [m, x]() mutable { return m->forward(x); };
+  };
   using ops::OpKind;
   switch (k) {
-    case OpKind::linear: {
-      auto x = input({i(0) * i(1), i(3)});
-      auto m = adopt(torch::nn::Linear(i(3), i(2)));
-      op.grads_of.push_back(x);
-      op.forward = [m, x]() mutable { return m->forward(x); };
-      break;
-    }
+    case OpKind::linear: module_on(torch::nn::Linear(i(3), i(2)), {i(0) * i(1), i(3)}); break;
     case OpKind::bmm: {
       auto a = input({i(0), i(1), i(3)}), b = input({i(0), i(3), i(2)});
       op.grads_of = {a, b};
       op.forward = [a, b] { return torch::bmm(a, b); };
       break;
     }
-    case OpKind::conv2d: {
-      auto x = input({i(0), i(1), i(4), i(4)});
-      auto m = adopt(torch::nn::Conv2d(torch::nn::Conv2dOptions(i(1), i(2), i(3)).stride(i(5)).padding(i(6))));
-      op.grads_of.push_back(x);
-      op.forward = [m, x]() mutable { return m->forward(x); };
+    case OpKind::conv2d:
+      module_on(torch::nn::Conv2d(torch::nn::Conv2dOptions(i(1), i(2), i(3)).stride(i(5)).padding(i(6))), {i(0), i(1), i(4), i(4)});
       break;
-    }
-    case OpKind::conv_transpose2d: {
-      auto x = input({i(0), i(1), i(4), i(4)});
-      auto m = adopt(torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(i(1), i(2), i(3)).stride(i(5)).padding(i(6))));
-      op.grads_of.push_back(x);
-      op.forward = [m, x]() mutable { return m->forward(x); };
+    case OpKind::conv_transpose2d:
+      module_on(torch::nn::ConvTranspose2d(torch::nn::ConvTranspose2dOptions(i(1), i(2), i(3)).stride(i(5)).padding(i(6))),
+                {i(0), i(1), i(4), i(4)});
       break;
-    }
-    case OpKind::batch_norm: {
-      auto x = input({i(0), i(1), i(2), i(2)});
-      auto m = adopt(torch::nn::BatchNorm2d(i(1)));
-      m->train();
-      op.grads_of.push_back(x);
-      op.forward = [m, x]() mutable { return m->forward(x); };
-      break;
-    }
-    case OpKind::layer_norm: {
-      auto x = input({i(0), i(1)});
-      auto m = adopt(torch::nn::LayerNorm(torch::nn::LayerNormOptions({i(1)})));
-      op.grads_of.push_back(x);
-      op.forward = [m, x]() mutable { return m->forward(x); };
-      break;
-    }
+    case OpKind::batch_norm: module_on(torch::nn::BatchNorm2d(i(1)), {i(0), i(1), i(2), i(2)}); break;
+    case OpKind::layer_norm: module_on(torch::nn::LayerNorm(torch::nn::LayerNormOptions({i(1)})), {i(0), i(1)}); break;
     case OpKind::lstm: {
       auto x = input({i(1), i(0), i(2)});  // [T, B, I]
       auto m = adopt(torch::nn::LSTM(torch::nn::LSTMOptions(i(2), i(3)).num_layers(i(4)).bidirectional(i(5) > 0)));
