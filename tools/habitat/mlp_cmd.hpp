@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -33,11 +32,9 @@ inline int run_mlp_command(const CLI::App& m, const MlpArgs& a, const Catalog& c
   namespace fs = std::filesystem;
   if (!*m.get_subcommand("dataset")) return 1;
   std::vector<mlp::MeasuredOp> rows;
-  std::map<std::string, std::size_t> per_source;
   auto add_file = [&](const fs::path& p, mlp::OpCsvOptions opt) {
     const auto csv = mlp::read_op_csv(p.string(), opt);
-    auto r = mlp::resolve_rows(csv, cat);
-    per_source[p.string()] = r.size();
+    const auto r = mlp::resolve_rows(csv, cat);
     rows.insert(rows.end(), r.begin(), r.end());
   };
   for (const auto& dir : a.opdata)

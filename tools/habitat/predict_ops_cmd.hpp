@@ -12,6 +12,7 @@
 
 #include "habitat/mlp/eigen_backend.hpp"
 #include "habitat/mlp/predict_rows.hpp"
+#include "habitat/report/writers.hpp"
 
 namespace habitat::cli {
 
@@ -47,13 +48,6 @@ inline CLI::App* add_predict_ops_command(CLI::App& app, PredictOpsArgs& a) {
   return p;
 }
 
-[[nodiscard]] inline std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 inline int run_predict_ops(const PredictOpsArgs& a, const Catalog& cat) {
   if (a.from.empty() != a.origin_column.empty()) throw make_error("habitat predict-ops", "", "--from and --origin-column go together");
   const auto models = load_models(a.models);
@@ -68,19 +62,14 @@ inline int run_predict_ops(const PredictOpsArgs& a, const Catalog& cat) {
   }
   std::ostream& out = a.out.empty() ? std::cout : file;
   for (const auto& c : csv.comments) out << c << '\n';
-  for (const auto& h : csv.header) out << csv_field(h) << ',';
+  for (const auto& h : csv.header) out << detail::csv_field(h) << ',';
   out << "predicted_ms,predicted_by\n";
   std::size_t missing = 0;
-  char buf[64];
   for (std::size_t i = 0; i < csv.rows.size(); ++i) {
-    for (const auto& f : csv.rows[i].fields) out << csv_field(f) << ',';
-    if (preds[i].ms) {
-      std::snprintf(buf, sizeof buf, "%.6g", *preds[i].ms);
-      out << buf;
-    } else {
-      ++missing;
-    }
-    out << ',' << csv_field(preds[i].method) << '\n';
+    for (const auto& f : csv.rows[i].fields) out << detail::csv_field(f) << ',';
+    if (preds[i].ms) out << report::fmt("%.6g", *preds[i].ms);
+    else ++missing;
+    out << ',' << detail::csv_field(preds[i].method) << '\n';
   }
   if (missing)
     std::cerr << "habitat predict-ops: " << missing << " of " << csv.rows.size()

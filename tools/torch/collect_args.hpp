@@ -3,11 +3,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "habitat/detail/csv.hpp"
 #include "habitat/ops/op_schema.hpp"
 
 namespace habitat::collect {
@@ -30,14 +30,6 @@ inline constexpr const char* collect_usage =
     "Measures forward and backward latency of linear, bmm, conv2d, conv_transpose2d, batch_norm,\n"
     "layer_norm, lstm and sdpa at N sampled configurations each (same seed, same configurations on\n"
     "every GPU) and appends rows to DIR/<op>.csv; rerun with the same DIR to resume.\n";
-
-inline std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');)
-    if (!x.empty()) v.push_back(x);
-  return v;
-}
 
 inline Args parse_args(int argc, char** argv) {
   Args a;
@@ -62,14 +54,14 @@ inline Args parse_args(int argc, char** argv) {
     else if (f == "--time-budget") a.budget_s = number(i);
     else if (f == "--no-kernels") a.kernels = false;
     else if (f == "--ops") {
-      for (const auto& n : split_list(value(i))) {
+      for (const auto& n : habitat::detail::split(value(i), ',')) {
         auto k = ops::op_from_name(n);
         if (!k || !ops::schema(*k).collected) throw std::runtime_error("--ops: '" + n + "' is not an operation habitat-collect measures");
         a.ops.push_back(*k);
       }
     } else if (f == "--dtypes") {
       a.dtypes.clear();
-      for (const auto& n : split_list(value(i))) {
+      for (const auto& n : habitat::detail::split(value(i), ',')) {
         if (n == "fp32") a.dtypes.push_back(ops::DataType::fp32);
         else if (n == "bf16") a.dtypes.push_back(ops::DataType::bf16);
         else throw std::runtime_error("--dtypes: unknown type '" + n + "' (fp32, bf16)");

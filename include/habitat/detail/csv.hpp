@@ -49,4 +49,24 @@ namespace habitat::detail {
   return v;
 }
 
+// Non-empty items of a list separated by sep ("a,b" -> {"a", "b"}).
+[[nodiscard]] inline std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  while (!s.empty()) {
+    const auto p = s.find(sep);
+    if (p != 0) out.emplace_back(s.substr(0, p));
+    if (p == std::string_view::npos) break;
+    s.remove_prefix(p + 1);
+  }
+  return out;
+}
+
+// One field for a CSV record: quoted (with quotes doubled) when it holds a separator, quote or newline.
+[[nodiscard]] inline std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 }  // namespace habitat::detail

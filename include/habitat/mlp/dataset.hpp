@@ -29,9 +29,7 @@ struct MeasuredOp {
   std::vector<MeasuredOp> out;
   for (const auto& r : csv.rows) {
     if (!r.op || !r.latency_ms) continue;
-    const Device* g = catalog.find(r.device);
-    if (!g) throw make_error(csv.file, "line " + std::to_string(r.line), "GPU '" + r.device + "' is not in the device catalog");
-    out.push_back({{*r.op, r.pass, r.dtype, r.dims}, g, *r.latency_ms});
+    out.push_back({r.query(), &row_device(csv, r, catalog), *r.latency_ms});
   }
   return out;
 }
@@ -41,10 +39,11 @@ struct MeasuredOp {
   std::map<std::pair<int, ops::Dims>, int> config_ids;
   std::map<std::string, int> gpu_ids;
   std::vector<std::string> gpu_names;
-  using Key = std::tuple<int, ops::Dims, int, int>;  // op, dims, pass, dtype
+  using Key = std::tuple<ops::OpKind, ops::Dims, ops::Pass, ops::DataType>;
+  const auto key = [](const MeasuredOp& r) { return Key{r.q.op, r.q.dims, r.q.pass, r.q.dtype}; };
   std::map<Key, std::vector<const MeasuredOp*>> same_config;
   for (const auto& r : rows) {
-    same_config[{static_cast<int>(r.q.op), r.q.dims, static_cast<int>(r.q.pass), static_cast<int>(r.q.dtype)}].push_back(&r);
+    same_config[key(r)].push_back(&r);
     if (gpu_ids.emplace(r.gpu->name, static_cast<int>(gpu_names.size())).second) gpu_names.push_back(r.gpu->name);
   }
   std::map<ops::OpKind, Table> tables;
@@ -60,10 +59,10 @@ struct MeasuredOp {
     // Baselines start from the GPU closest in peak FLOPS that measured the same configuration.
     const MeasuredOp* partner = nullptr;
     const double peak = peak_tflops(r.q, *r.gpu);
-    for (const auto* o : same_config.at({static_cast<int>(r.q.op), r.q.dims, static_cast<int>(r.q.pass), static_cast<int>(r.q.dtype)})) {
-      if (o->gpu == r.gpu) continue;
-      if (!partner || std::abs(std::log(peak_tflops(o->q, *o->gpu) / peak)) < std::abs(std::log(peak_tflops(partner->q, *partner->gpu) / peak)))
-        partner = o;
+    double partner_distance = 0;
+    for (const auto* o : same_config.at(key(r))) {
+      const double distance = std::abs(std::log(peak_tflops(o->q, *o->gpu) / peak));
+      if (o->gpu != r.gpu && (!partner || distance < partner_distance)) partner = o, partner_distance = distance;
     }
     const auto f = feature_values(r.q, *r.gpu);
     t.values.insert(t.values.end(),

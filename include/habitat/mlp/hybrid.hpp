@@ -1,10 +1,9 @@
 #pragma once
 // The hybrid predictor (paper section 3.4): kernels of operations a learned model covers take
 // origin time x model(destination) / model(origin); every other kernel goes to the wave scaler.
-#include <cstdint>
 #include <map>
-#include <tuple>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "habitat/concepts.hpp"
@@ -20,28 +19,25 @@ class HybridPredictor {
  public:
   HybridPredictor(Wave wave, const ModelSet<B>& models, const Trace& t, const Device& origin, const Device& dest)
       : wave_(std::move(wave)), ratio_(t.ops.size()) {
-    // Traces repeat shapes (layers, blocks, steps): each distinct configuration goes through the MLP once.
+    // Traces repeat shapes (layers, blocks, steps): each distinct configuration goes through the MLP once,
+    // batched per operation kind, and its ratio goes to every trace operation that has it.
+    using Key = std::tuple<ops::Pass, ops::DataType, ops::Dims>;
+    std::map<ops::OpKind, std::map<Key, std::pair<OpQuery, std::vector<std::size_t>>>> distinct;
     const auto queries = op_queries(t);
-    using Key = std::tuple<ops::OpKind, ops::Pass, ops::DataType, ops::Dims>;
-    std::map<ops::OpKind, std::pair<std::vector<OpQuery>, std::map<Key, std::size_t>>> batches;
-    std::vector<std::pair<ops::OpKind, std::size_t>> slot(queries.size(), {ops::OpKind::linear, SIZE_MAX});
-    for (std::size_t i = 0; i < queries.size(); ++i) {
-      if (!queries[i] || !models.find(queries[i]->op)) continue;
-      const auto& q = *queries[i];
-      auto& [list, index] = batches[q.op];
-      const auto [it, added] = index.try_emplace(Key{q.op, q.pass, q.dtype, q.dims}, list.size());
-      if (added) list.push_back(q);
-      slot[i] = {q.op, it->second};
-    }
-    std::map<ops::OpKind, std::vector<double>> ratios;
-    for (const auto& [op, b] : batches) {
-      const auto& m = *models.find(op);
-      const auto d = m.predict_ms(b.first, dest), o = m.predict_ms(b.first, origin);
-      auto& r = ratios[op];
-      for (std::size_t j = 0; j < d.size(); ++j) r.push_back(d[j] / o[j]);
-    }
     for (std::size_t i = 0; i < queries.size(); ++i)
-      if (slot[i].second != SIZE_MAX) ratio_[i] = ratios.at(slot[i].first)[slot[i].second];
+      if (const auto& q = queries[i]; q && models.find(q->op))
+        distinct[q->op].try_emplace(Key{q->pass, q->dtype, q->dims}, *q, std::vector<std::size_t>{}).first->second.second.push_back(i);
+    for (const auto& [op, configs] : distinct) {
+      std::vector<OpQuery> qs;
+      for (const auto& [key, entry] : configs) qs.push_back(entry.first);
+      const auto& m = *models.find(op);
+      const auto d = m.predict_ms(qs, dest), o = m.predict_ms(qs, origin);
+      std::size_t j = 0;
+      for (const auto& [key, entry] : configs) {
+        for (auto i : entry.second) ratio_[i] = d[j] / o[j];
+        ++j;
+      }
+    }
   }
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {

@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "habitat/detail/csv.hpp"
+#include "habitat/device/catalog.hpp"
 #include "habitat/error.hpp"
+#include "habitat/mlp/features.hpp"
 #include "habitat/ops/op_schema.hpp"
 
 namespace habitat::mlp {
@@ -24,6 +26,8 @@ struct OpRow {
   std::optional<double> latency_ms;  // measured, where the file has it
   std::vector<std::string> fields;   // the record as read
   std::size_t line = 0;
+
+  [[nodiscard]] OpQuery query() const { return {*op, pass, dtype, dims}; }  // for rows with a known op
 };
 
 struct OpCsv {
@@ -54,6 +58,13 @@ inline std::string opdata_gpu(const std::string& comment) {
   return comment.substr(p + 5, e - p - 5);
 }
 }  // namespace detail
+
+// The row's GPU; an unknown one is an error naming the file and line.
+[[nodiscard]] inline const Device& row_device(const OpCsv& csv, const OpRow& r, const Catalog& catalog) {
+  if (const Device* d = catalog.find(r.device)) return *d;
+  throw make_error(csv.file, "line " + std::to_string(r.line),
+                   "GPU '" + r.device + "' is not in the catalog (habitat devices lists it; --devices FILE adds GPUs)");
+}
 
 [[nodiscard]] inline OpCsv read_op_csv(const std::string& path, OpCsvOptions opt = {}) {
   std::ifstream in(path);

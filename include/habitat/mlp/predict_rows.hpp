@@ -34,22 +34,22 @@ template <MlpBackend B>
   }
   // Rows grouped by (op, device) so each model runs once per group on the whole batch.
   std::map<std::pair<int, const Device*>, std::vector<std::size_t>> groups;
+  std::vector<double> origin_ms(ratio ? csv.rows.size() : 0);  // measured latency on the origin, per row
   for (std::size_t i = 0; i < csv.rows.size(); ++i) {
     const auto& r = csv.rows[i];
-    const std::string where = "line " + std::to_string(r.line);
-    const Device* dest = catalog.find(r.device);
-    if (!dest) throw make_error(csv.file, where, "GPU '" + r.device + "' is not in the catalog (habitat devices lists it; --catalog adds GPUs)");
-    std::optional<double> origin_ms;
+    const Device* dest = &row_device(csv, r, catalog);
     if (ratio) {
-      origin_ms = habitat::detail::parse_csv_number(r.fields[static_cast<std::size_t>(origin_col)]);
-      if (!origin_ms || *origin_ms <= 0)
-        throw make_error(csv.file, where + ", column " + ratio->column, "'" + r.fields[static_cast<std::size_t>(origin_col)] + "' is not a positive latency");
+      const auto& cell = r.fields[static_cast<std::size_t>(origin_col)];
+      const auto v = habitat::detail::parse_csv_number(cell);
+      if (!v || *v <= 0)
+        throw make_error(csv.file, "line " + std::to_string(r.line) + ", column " + ratio->column, "'" + cell + "' is not a positive latency");
+      origin_ms[i] = *v;
     }
     if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
     } else if (ratio) {
-      // No model: the op streams memory (softmax, elementwise), so scale by bandwidth, as wave scaling would.
-      out[i] = {*origin_ms * ratio->origin->bandwidth_spec_gbps / dest->bandwidth_spec_gbps, "bandwidth-ratio"};
+      // No model: the op streams memory, so scale by bandwidth, as wave scaling would.
+      out[i] = {origin_ms[i] * ratio->origin->bandwidth_spec_gbps / dest->bandwidth_spec_gbps, "bandwidth-ratio"};
     } else {
       out[i] = {std::nullopt, r.op ? "no model for " + r.op_name : "no model for op '" + r.op_name + "'"};
     }
@@ -57,18 +57,13 @@ template <MlpBackend B>
   for (const auto& [key, idx] : groups) {
     const auto& model = *models.find(static_cast<ops::OpKind>(key.first));
     std::vector<OpQuery> qs;
-    for (auto i : idx) qs.push_back({*csv.rows[i].op, csv.rows[i].pass, csv.rows[i].dtype, csv.rows[i].dims});
+    for (auto i : idx) qs.push_back(csv.rows[i].query());
     const auto dest_ms = model.predict_ms(qs, *key.second);
     std::vector<double> origin_model;
     if (ratio) origin_model = model.predict_ms(qs, *ratio->origin);
     for (std::size_t j = 0; j < idx.size(); ++j) {
       const auto i = idx[j];
-      if (ratio) {
-        const double measured = *habitat::detail::parse_csv_number(csv.rows[i].fields[static_cast<std::size_t>(origin_col)]);
-        out[i] = {measured * dest_ms[j] / origin_model[j], "mlp-ratio"};
-      } else {
-        out[i] = {dest_ms[j], "mlp"};
-      }
+      out[i] = ratio ? RowPrediction{origin_ms[i] * dest_ms[j] / origin_model[j], "mlp-ratio"} : RowPrediction{dest_ms[j], "mlp"};
     }
   }
   return out;

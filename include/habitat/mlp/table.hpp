@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "habitat/detail/csv.hpp"
+
 namespace habitat::mlp {
 
 struct Table {
@@ -34,12 +36,6 @@ inline std::string join_tabs(const std::vector<std::string>& v) {
   for (const auto& x : v) s += (s.empty() ? "" : "\t") + x;
   return s;
 }
-inline std::vector<std::string> split_tabs(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, '\t');) v.push_back(x);
-  return v;
-}
 }  // namespace detail
 
 inline void write_table(const Table& t, const std::string& path) {
@@ -63,7 +59,7 @@ inline Table read_table(const std::string& path) {
     throw std::runtime_error(path + ": line 2: expected '<columns> <rows>'");
   std::getline(in, cols);
   std::getline(in, gpus);
-  Table t{detail::split_tabs(cols), detail::split_tabs(gpus), {}};
+  Table t{habitat::detail::split(cols, '\t'), habitat::detail::split(gpus, '\t'), {}};
   if (t.columns.size() != ncols)
     throw std::runtime_error(path + ": line 3: " + std::to_string(t.columns.size()) + " names for " + std::to_string(ncols) + " columns");
   t.values.resize(ncols * nrows);

@@ -2,10 +2,10 @@
 // One trained operation model as a backend needs it: standardization, the layer stack (ReLU between
 // layers, none after the last), and how its output becomes milliseconds.
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "habitat/detail/csv.hpp"
 #include "habitat/mlp/safetensors.hpp"
 #include "habitat/ops/op_schema.hpp"
 
@@ -39,8 +39,7 @@ inline constexpr const char* mlp_schema = "habitat.mlp/1";
   const auto op = ops::op_from_name(f.meta("op"));
   if (!op) throw make_error(path, "__metadata__.op", "unknown operation '" + f.meta("op") + "'");
   w.op = *op;
-  std::stringstream ss(f.meta("features"));
-  for (std::string x; std::getline(ss, x, ',');) w.features.push_back(x);
+  w.features = habitat::detail::split(f.meta("features"), ',');
   w.residual = f.meta("target") == "residual";
   if (!w.residual && f.meta("target") != "direct") throw make_error(path, "__metadata__.target", "'" + f.meta("target") + "'");
   w.floor_ms = std::stod(f.meta("floor_ms"));
