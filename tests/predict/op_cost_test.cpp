@@ -66,3 +66,32 @@ TEST_CASE("element-wise traffic: in-place and copies and fills are counted once"
   CHECK(estimate_op_cost(op("aten::sum", {x}))->bytes == Approx(4000.0));
   CHECK_FALSE(estimate_op_cost(op("aten::_foreach_add_", {{{}, "TensorList", ""}})));  // no shapes recorded
 }
+
+// Regression: is_causal of _scaled_dot_product_cudnn_attention is argument 6; argument 4 is
+// compute_log_sumexp, true in training, which used to halve every training attention's FLOPs.
+TEST_CASE("cuDNN attention in training: full FLOPs unless is_causal, by the ATen signature", "[cost][aten]") {
+  const TensorArg q = t({2, 4, 128, 64}, "c10::BFloat16");
+  const TensorArg none{{}, "", ""};
+  const double full = 4.0 * 2 * 4 * 128 * 128 * 64;
+  // (query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, return_debug_mask, *, scale)
+  const auto train = estimate_op_cost(
+      op("aten::_scaled_dot_product_cudnn_attention", {q, q, q, none, v("True"), v("0."), v("False"), v("False"), none}));
+  REQUIRE(train);
+  CHECK(train->flops == Approx(full));
+  const auto causal = estimate_op_cost(
+      op("aten::_scaled_dot_product_cudnn_attention", {q, q, q, none, v("True"), v("0."), v("True"), v("False"), none}));
+  CHECK(causal->flops == Approx(full / 2));
+  // _cudnn_attention_forward(query, key, value, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, compute_log_sumexp,
+  // dropout_p, is_causal, ...): is_causal is 10, not 8.
+  const auto fwd = estimate_op_cost(op("aten::_cudnn_attention_forward", {q, q, q, none, none, none, v("128"), v("128"),
+                                                                          v("True"), v("0."), v("False"), v("False"), none}));
+  CHECK(fwd->flops == Approx(full));
+  // _flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, ...): 8, not 7.
+  const auto flash = estimate_op_cost(op("aten::_flash_attention_forward",
+                                         {q, q, q, none, none, v("128"), v("128"), v("0.1"), v("True"), v("False"), none}));
+  CHECK(flash->flops == Approx(full / 2));
+  // _efficient_attention_forward: custom_mask_type (argument 9) 1 is causal from the top-left.
+  const auto eff = estimate_op_cost(op("aten::_efficient_attention_forward",
+                                       {q, q, q, none, none, none, none, none, v("0."), v("1"), v("True"), none}));
+  CHECK(eff->flops == Approx(full / 2));
+}

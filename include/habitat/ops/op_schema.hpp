@@ -7,11 +7,13 @@
 #include <optional>
 #include <string_view>
 
+#include "habitat/ops/dtype.hpp"
+#include "habitat/ops/work.hpp"
+
 namespace habitat::ops {
 
 enum class OpKind { linear, bmm, conv2d, conv_transpose2d, batch_norm, layer_norm, lstm, sdpa, softmax, elementwise };
 enum class Pass { forward, backward };
-enum class DataType { fp32, bf16 };
 
 inline constexpr int max_dims = 8;
 using Dims = std::array<double, max_dims>;
@@ -75,22 +77,6 @@ inline void fill_derived_dims(OpKind k, std::string_view name, Dims& d) {
 
 [[nodiscard]] constexpr std::string_view pass_name(Pass p) { return p == Pass::forward ? "fwd" : "bwd"; }
 [[nodiscard]] constexpr std::string_view dtype_name(DataType t) { return t == DataType::fp32 ? "fp32" : "bf16"; }
-[[nodiscard]] constexpr double dtype_bytes(DataType t) { return t == DataType::fp32 ? 4 : 2; }
-
-// Output side of a convolution, or -1 when the configuration is invalid.
-[[nodiscard]] inline double conv_out_size(double in, double k, double stride, double pad) {
-  const double o = std::floor((in + 2 * pad - k) / stride) + 1;
-  return o >= 1 ? o : -1;
-}
-[[nodiscard]] inline double conv_transpose_out_size(double in, double k, double stride, double pad) {
-  const double o = (in - 1) * stride - 2 * pad + k;
-  return o >= 1 ? o : -1;
-}
-
-struct Work {
-  double flops = 0;  // floating-point operations of the pass
-  double bytes = 0;  // compulsory DRAM traffic: every operand read once, every result written once
-};
 
 // The work of one pass. Backward is counted as twice the forward's FLOPs (gradients for inputs and
 // weights) and reads of the saved activations; exactness matters less than scaling with the dims.
@@ -99,22 +85,15 @@ struct Work {
   Work w;
   switch (k) {
     case OpKind::linear:
-    case OpKind::bmm: {
-      const double b = d[0], m = d[1], n = d[2], kk = d[3];
-      const double weight = k == OpKind::linear ? n * kk : b * kk * n;
-      w.flops = 2 * b * m * n * kk;
-      w.bytes = e * (b * m * kk + weight + b * m * n);
+    case OpKind::bmm:
+      w = gemm_work(d[0], d[1], d[2], d[3], e, k == OpKind::linear);
       break;
-    }
     case OpKind::conv2d:
     case OpKind::conv_transpose2d: {
       const double b = d[0], ci = d[1], co = d[2], ks = d[3], in = d[4], s = d[5], pad = d[6];
       const double out = k == OpKind::conv2d ? conv_out_size(in, ks, s, pad) : conv_transpose_out_size(in, ks, s, pad);
       const double o = std::max(out, 1.0);
-      // A transposed convolution does the work of the convolution it is the gradient of.
-      const double spatial = k == OpKind::conv2d ? o * o : in * in;
-      w.flops = 2 * b * ci * co * ks * ks * spatial;
-      w.bytes = e * (b * ci * in * in + ci * co * ks * ks + b * co * o * o);
+      w = conv_work(b, ci, co, ci * co * ks * ks, in * in, o * o, k == OpKind::conv_transpose2d, e);
       break;
     }
     case OpKind::batch_norm: {

@@ -1,0 +1,43 @@
+#pragma once
+// First-order work of GEMMs and convolutions, stated once: the learned models' features (ops::op_work)
+// and the counter-free trace estimate (estimate_op_cost) both count through these functions. Every
+// operand is read once and every result written once (no cache reuse, no recomputation).
+#include <algorithm>
+#include <cmath>
+
+namespace habitat::ops {
+
+struct Work {
+  double flops = 0;  // floating-point operations of the pass
+  double bytes = 0;  // compulsory DRAM traffic: every operand read once, every result written once
+};
+
+// batch x [m, k] @ [k, n]. weight_shared: one [k, n] operand for the whole batch (linear layers);
+// otherwise each batch entry has its own (bmm).
+[[nodiscard]] constexpr Work gemm_work(double batch, double m, double n, double k, double elem_bytes, bool weight_shared) {
+  const double weight = weight_shared ? k * n : batch * k * n;
+  return {2 * batch * m * n * k, elem_bytes * (batch * m * k + weight + batch * m * n)};
+}
+
+// Output side of a convolution, or -1 when the configuration is invalid.
+[[nodiscard]] inline double conv_out_size(double in, double k, double stride, double pad, double dilation = 1) {
+  const double o = std::floor((in + 2 * pad - dilation * (k - 1) - 1) / stride) + 1;
+  return o >= 1 ? o : -1;
+}
+[[nodiscard]] inline double conv_transpose_out_size(double in, double k, double stride, double pad, double dilation = 1,
+                                                    double output_padding = 0) {
+  const double o = (in - 1) * stride - 2 * pad + dilation * (k - 1) + output_padding + 1;
+  return o >= 1 ? o : -1;
+}
+
+// A convolution over `batch` samples: weight_elems weights (groups already divided out), in_pixels and
+// out_pixels spatial positions per sample, cin/cout channels. Each weight meets every output pixel of
+// every sample; a transposed convolution does the work of the convolution it is the gradient of, so
+// there each weight meets every input pixel.
+[[nodiscard]] constexpr Work conv_work(double batch, double cin, double cout, double weight_elems, double in_pixels,
+                                       double out_pixels, bool transposed, double elem_bytes) {
+  return {2 * batch * weight_elems * (transposed ? in_pixels : out_pixels),
+          elem_bytes * (batch * cin * in_pixels + weight_elems + batch * cout * out_pixels)};
+}
+
+}  // namespace habitat::ops
