@@ -17,6 +17,8 @@
 #include "habitat/predict/kernel_work.hpp"
 #include "habitat/predict/op_cost.hpp"
 #include "habitat/predict/predicted_trace.hpp"
+#include "habitat/predict/roofline.hpp"
+#include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/predict/wave_scaling.hpp"
 #include "habitat/predict/waves.hpp"
 #include "habitat/report/evaluate.hpp"

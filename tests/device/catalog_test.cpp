@@ -15,8 +15,12 @@ TEST_CASE("built-in catalog holds the paper GPUs and current GPUs and each is us
     CHECK(d.sms > 0);
     CHECK(d.boost_clock_mhz >= d.base_clock_mhz);
     CHECK(d.bandwidth_spec_gbps > 0);
-    CHECK(d.fp32_tflops > 0);
-    CHECK(d.bf16_tflops >= d.fp32_tflops * 0.01);
+    CHECK(d.fp32_tflops() > 0);
+    CHECK(d.fp32_lanes_per_sm > 0);
+    CHECK(d.bandwidth_measured_gbps);  // sustained bandwidth for every GPU, with where it comes from
+    CHECK(!d.bandwidth_measured_source.empty());
+    CHECK(*d.bandwidth_measured_gbps < d.bandwidth_spec_gbps);
+    CHECK(d.l2_mib > 0);
     CHECK(!d.source.empty());
     CHECK(d.limits.shared_mem_per_sm >= d.limits.shared_mem_per_block_optin);
     if (d.price) CHECK(!d.price->date.empty());
@@ -53,4 +57,60 @@ TEST_CASE("bad device files name the file and the device and the field", "[catal
                     Catch::Contains("no occupancy limits"));
   CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "X", "sms": "many"}]})", "u.json"), Catch::Contains("'sms' must be a number"));
   CHECK_THROWS_WITH(c.merge_json(R"({"schema": "habitat.devices/9", "devices": []})", "u.json"), Catch::Contains("unsupported schema"));
+}
+
+// Lanes x SMs x clock x 2 must reproduce every vendor peak the catalog lists (dense figures; 3% covers the
+// vendors' rounding, e.g. L40S BF16 362 TFLOPS against 1024 FLOP/clk/SM x 142 x 2520 MHz = 366).
+TEST_CASE("derived peaks reproduce each datasheet figure", "[catalog]") {
+  using habitat::Precision;
+  const Catalog c = Catalog::builtin();
+  int checked = 0;
+  for (const auto& d : c.devices()) {
+    INFO(d.name);
+    REQUIRE(d.datasheet.count("fp32_tflops"));
+    for (const auto& [key, vendor] : d.datasheet) {
+      INFO(key << " datasheet " << vendor);
+      double derived = 0;
+      if (key == "fp32_tflops") derived = d.peak_tflops(Precision::fp32);
+      else if (key == "tf32_tflops") derived = d.peak_tflops(Precision::tf32);
+      else if (key == "fp16_tflops") derived = d.peak_tflops(Precision::fp16);
+      else if (key == "bf16_tflops") derived = d.peak_tflops(Precision::bf16);
+      else if (key == "fp8_tflops") derived = d.tensor.fp8 * d.sms * (d.tensor_clock_mhz > 0 ? d.tensor_clock_mhz : d.boost_clock_mhz) * 1e-6;
+      else if (key == "fp64_tflops") derived = 2 * d.fp64_lanes_per_sm * d.sms * d.boost_clock_mhz * 1e-6;
+      else FAIL("unknown datasheet key " << key);
+      CHECK(derived == Approx(vendor).epsilon(0.03));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 60);
+}
+
+TEST_CASE("per-SM datapaths differ by generation as the whitepapers say", "[catalog]") {
+  using habitat::Precision;
+  const Catalog c = Catalog::builtin();
+  CHECK(c.at("H100 SXM").fp32_lanes_per_sm == 2 * c.at("A100 SXM4 40GB").fp32_lanes_per_sm);  // Hopper 128, GA100 64
+  CHECK(c.at("V100").fp32_lanes_per_sm == 64);
+  CHECK(c.at("L4").fp32_lanes_per_sm == 128);
+  CHECK(c.at("T4").flops_per_clk_per_sm(Precision::bf16) == 128);  // no BF16 tensor cores on Turing: SIMT
+  CHECK(c.at("A100 SXM4 40GB").flops_per_clk_per_sm(Precision::bf16) == 2048);
+  CHECK(c.at("H100 SXM").peak_tflops(Precision::bf16) == Approx(989.4).epsilon(0.001));
+  // Power-capped cards sustain less than their boost clock under load.
+  for (const char* n : {"T4", "P4", "L4"}) {
+    INFO(n);
+    CHECK(c.at(n).load_clock_mhz(Precision::fp32) < c.at(n).boost_clock_mhz);
+    CHECK(!c.at(n).sustained_clock_source.empty());
+  }
+}
+
+TEST_CASE("old-style peak figures in user files become per-SM rates", "[catalog]") {
+  Catalog c = Catalog::builtin();
+  c.merge_json(R"({"devices": [{"name": "Mine", "compute_capability": "8.9", "sms": 100, "boost_clock_mhz": 2000,
+       "bandwidth_gbps": 1000, "fp32_tflops": 51.2, "tf32_tflops": 51.2, "bf16_tflops": 204.8}]})", "u.json");
+  const auto& d = c.at("Mine");
+  CHECK(d.fp32_lanes_per_sm == Approx(128));
+  CHECK(d.tensor.tf32 == 0);  // same as FP32: no tensor datapath
+  CHECK(d.tensor.bf16 == Approx(1024));
+  CHECK(d.sustained_bandwidth_gbps() == 1000);
+  CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "Mine", "measured_bandwidth_gbps": 0}]})", "u.json"),
+                    Catch::Contains("measured_bandwidth_gbps"));
 }

@@ -28,6 +28,7 @@ using namespace habitat;
 struct Common {
   std::vector<std::string> device_files;
   std::string format = "table";
+  std::string scaling = "roofline";
   std::string waves = "eq1";
   std::string gamma = "roofline-utilization";
   std::optional<long> step;
@@ -90,7 +91,7 @@ Trace load(const std::string& path, const Common& c) {
 std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
                                         const std::vector<const Device*>& dests, const Common& c, const PredictOptions& opt) {
   std::vector<PredictedTrace> out;
-  const auto predictor = cli::make_predictor(c.waves, c.gamma);
+  const auto predictor = cli::make_predictor(c.scaling, c.waves, c.gamma);
   std::optional<mlp::ModelSet<mlp::EigenBackend>> models;
   if (c.predictor == "hybrid") models = cli::load_models(c.models);
   for (const Device* d : dests)
@@ -98,7 +99,10 @@ std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<Kernel
         [&](const auto& p) {
           if (!models) return predict_trace(t, work, origin, *d, p, opt);
           const mlp::HybridPredictor hybrid(p, *models, t, origin, *d);
-          return predict_trace(t, work, origin, *d, hybrid, opt);
+          auto r = predict_trace(t, work, origin, *d, hybrid, opt);
+          r.model_declined_ops = hybrid.declined_ops();
+          r.model_declined_reason = hybrid.declined_reason();
+          return r;
         },
         predictor));
   return out;
@@ -111,6 +115,9 @@ void add_common(CLI::App& app, Common& c) {
 
 void add_model(CLI::App& app, Common& c) {
   app.add_option("--step", c.step, "ProfilerStep number to use (default: the last one with GPU work)");
+  app.add_option("--scaling", c.scaling,
+                 "kernel scaling: roofline (per-SM datapaths, sustained clocks and bandwidth; default) or wave (Eq. 1/2 with --waves, --gamma)")
+      ->check(CLI::IsMember({"roofline", "wave"}));
   app.add_option("--waves", c.waves, "wave formula: eq1 (whole waves, default) or eq2 (many waves)")->check(CLI::IsMember({"eq1", "eq2"}));
   app.add_option("--gamma", c.gamma, "gamma source: roofline-utilization (default), roofline (Eq. 3), 1 (paper fallback)")
       ->check(CLI::IsMember({"roofline-utilization", "roofline", "1"}));
@@ -127,34 +134,51 @@ int cmd_devices(const Common& c) {
   const Catalog cat = load_catalog(c);
   if (c.format == "json") {
     boost::json::array a;
-    for (const auto& d : cat.devices())
+    for (const auto& d : cat.devices()) {
+      boost::json::object ds;
+      for (const auto& [k, v] : d.datasheet) ds[k] = v;
       a.push_back({{"name", d.name},
                    {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
                    {"sms", d.sms},
                    {"boost_clock_mhz", d.boost_clock_mhz},
+                   {"sustained_clock_mhz", d.load_clock_mhz(Precision::fp32)},
+                   {"sustained_clock_source", d.sustained_clock_source},
+                   {"fp32_lanes_per_sm", d.fp32_lanes_per_sm},
+                   {"tensor_flops_per_clk_per_sm", {{"tf32", d.tensor.tf32}, {"fp16", d.tensor.fp16}, {"bf16", d.tensor.bf16}, {"fp8", d.tensor.fp8}}},
                    {"memory_gib", d.memory_gib},
                    {"bandwidth_gbps", d.bandwidth_spec_gbps},
                    {"measured_bandwidth_gbps", report::opt_json(d.bandwidth_measured_gbps)},
-                   {"fp32_tflops", d.fp32_tflops},
-                   {"tf32_tflops", d.tf32_tflops},
-                   {"bf16_tflops", d.bf16_tflops},
+                   {"measured_bandwidth_source", d.bandwidth_measured_source},
+                   {"fp32_tflops", d.peak_tflops(Precision::fp32)},
+                   {"tf32_tflops", d.peak_tflops(Precision::tf32)},
+                   {"bf16_tflops", d.peak_tflops(Precision::bf16)},
+                   {"datasheet", ds},
                    {"l2_mib", d.l2_mib},
+                   {"tdp_w", d.tdp_w},
                    {"usd_per_hour", d.price ? boost::json::value(d.price->usd_per_hour) : boost::json::value(nullptr)},
+                   {"validated", d.validation.empty() ? boost::json::value(nullptr) : boost::json::value(d.validation)},
                    {"source", d.source}});
-    std::cout << boost::json::serialize(boost::json::object{{"schema", "habitat.devices-list/1"}, {"devices", a}}) << "\n";
+    }
+    std::cout << boost::json::serialize(boost::json::object{{"schema", "habitat.devices-list/2"}, {"devices", a}}) << "\n";
     return 0;
   }
   const bool csv = c.format == "csv";
-  std::printf(csv ? "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n" : "%-16s %5s %5s %7s %7s %9s %8s %8s %8s %8s\n", "name", "cc", "SMs", "boost", "mem GiB",
-              "BW GB/s", "FP32 TF", "BF16 TF", "L2 MiB", "$/h");
+  std::printf(csv ? "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n" : "%-15s %5s %4s %6s %6s %5s %12s %8s %8s %6s %6s  %s\n", "name", "cc", "SMs",
+              "boost", "load", "lanes", "BW GB/s", "FP32 TF", "BF16 TF", "L2 MiB", "$/h", "validated (mean error)");
   for (const auto& d : cat.devices()) {
     const std::string cc = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
     const std::string price = d.price ? report::fmt("%.2f", d.price->usd_per_hour) : "-";
     const std::string bw = report::fmt("%.0f", d.bandwidth_spec_gbps) + (d.bandwidth_measured_gbps ? report::fmt("(%.0f)", *d.bandwidth_measured_gbps) : "");
-    std::printf(csv ? "\"%s\",%s,%d,%.0f,%.0f,%s,%.1f,%.1f,%.1f,%s\n" : "%-16s %5s %5d %7.0f %7.0f %9s %8.1f %8.1f %8.1f %8s\n", d.name.c_str(),
-                cc.c_str(), d.sms, d.boost_clock_mhz, d.memory_gib, bw.c_str(), d.fp32_tflops, d.bf16_tflops, d.l2_mib, price.c_str());
+    const std::string v = d.validation.empty() ? "no" : d.validation;
+    std::printf(csv ? "\"%s\",%s,%d,%.0f,%.0f,%.0f,\"%s\",%.1f,%.1f,%.1f,%s,\"%s\"\n"
+                    : "%-15s %5s %4d %6.0f %6.0f %5.0f %12s %8.1f %8.1f %6.1f %6s  %s\n",
+                d.name.c_str(), cc.c_str(), d.sms, d.boost_clock_mhz, d.load_clock_mhz(Precision::fp32), d.fp32_lanes_per_sm, bw.c_str(),
+                d.peak_tflops(Precision::fp32), d.peak_tflops(Precision::bf16), d.l2_mib, price.c_str(), v.c_str());
   }
-  if (!csv) std::printf("\nBW: spec sheet (measured, where habitat measured it). Sources: habitat devices --format json\n");
+  if (!csv)
+    std::printf("\nload: SM clock under continuous load (below boost on power-capped cards). lanes: FP32 lanes per SM. BW: spec\n"
+                "(sustained: measured, derived from public timings, or estimated; sources: habitat devices --format json).\n"
+                "validated: against real measurements of that GPU (README, section Validation); 'no' means predicted from physics only.\n");
   return 0;
 }
 
@@ -258,7 +282,7 @@ int main(int argc, char** argv) {
       const Evaluation ev = habitat::evaluate(ot, dt, preds.front(), origin, dest);
       if (c.format == "json") std::cout << boost::json::serialize(report::evaluation_json(ev)) << "\n";
       else {
-        std::cout << origin.name << " -> " << dest.name << " (waves " << c.waves << ", gamma " << c.gamma << ")\n";
+        std::cout << origin.name << " -> " << dest.name << " (" << (c.scaling == "roofline" ? std::string("roofline scaling") : "waves " + c.waves + ", gamma " + c.gamma) << ")\n";
         report::write_evaluation_table(std::cout, ev);
       }
       return 0;

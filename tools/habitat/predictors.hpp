@@ -1,17 +1,20 @@
 #pragma once
-// Run-time choice among the compile-time predictor configurations (--waves, --gamma).
+// Run-time choice among the compile-time predictor configurations (--scaling, --waves, --gamma).
 #include <string>
 #include <variant>
 
+#include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/predict/wave_scaling.hpp"
 
 namespace habitat::cli {
 
-using AnyPredictor = std::variant<WaveScaling<waves::Exact, gamma::RooflineUtilization>, WaveScaling<waves::Exact, gamma::Roofline>,
+using AnyPredictor = std::variant<RooflineScaling, WaveScaling<waves::Exact, gamma::RooflineUtilization>, WaveScaling<waves::Exact, gamma::Roofline>,
                                   WaveScaling<waves::Exact, gamma::Fixed<1>>, WaveScaling<waves::Many, gamma::RooflineUtilization>,
                                   WaveScaling<waves::Many, gamma::Roofline>, WaveScaling<waves::Many, gamma::Fixed<1>>>;
 
-inline AnyPredictor make_predictor(const std::string& waves, const std::string& gamma) {
+// --scaling roofline (default) ignores --waves and --gamma; --scaling wave is the paper's Eq. 1/2 with a gamma.
+inline AnyPredictor make_predictor(const std::string& scaling, const std::string& waves, const std::string& gamma) {
+  if (scaling == "roofline") return RooflineScaling{};
   const int w = waves == "eq1" ? 0 : 1;
   const int g = gamma == "roofline-utilization" ? 0 : gamma == "roofline" ? 1 : 2;
   switch (w * 3 + g) {

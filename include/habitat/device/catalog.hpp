@@ -164,12 +164,34 @@ class Catalog {
     num("bandwidth_gbps", d.bandwidth_spec_gbps);
     if (auto v = opt_number(o, "measured_bandwidth_gbps", at)) d.bandwidth_measured_gbps = *v;
     if (auto v = opt_string(o, "measured_bandwidth_source", at)) d.bandwidth_measured_source = *v;
-    num("fp32_tflops", d.fp32_tflops);
-    num("tf32_tflops", d.tf32_tflops);
-    num("fp16_tflops", d.fp16_tflops);
-    num("bf16_tflops", d.bf16_tflops);
+    num("tensor_clock_mhz", d.tensor_clock_mhz);
+    num("sustained_clock_mhz", d.sustained_clock_mhz);
+    if (auto v = opt_string(o, "sustained_clock_source", at)) d.sustained_clock_source = *v;
+    num("fp32_lanes_per_sm", d.fp32_lanes_per_sm);
+    num("fp64_lanes_per_sm", d.fp64_lanes_per_sm);
+    num("tdp_w", d.tdp_w);
+    if (const auto* t = o.if_contains("tensor_flops_per_clk_per_sm")) {
+      if (!t->is_object()) throw make_error(at.file, at.place, "field 'tensor_flops_per_clk_per_sm' must be an object");
+      const detail::JsonPlace tat{at.file, at.place + ".tensor_flops_per_clk_per_sm"};
+      for (auto [key, field] : {std::pair{"tf32", &d.tensor.tf32}, {"fp16", &d.tensor.fp16}, {"bf16", &d.tensor.bf16}, {"fp8", &d.tensor.fp8}})
+        if (auto v = opt_number(t->get_object(), key, tat)) *field = *v;
+    }
+    if (const auto* ds = o.if_contains("datasheet")) {
+      if (!ds->is_object()) throw make_error(at.file, at.place, "field 'datasheet' must be an object of peak figures");
+      for (const auto& [key, v] : ds->get_object())
+        if (auto x = opt_number(ds->get_object(), key, {at.file, at.place + ".datasheet"})) d.datasheet[std::string(key)] = *x;
+    }
+    // Peak figures from a user file (the older schema) become per-SM rates, so every peak is derived alike.
+    const double sm_ghz = d.sms * d.boost_clock_mhz * 1e-3;
+    if (auto v = opt_number(o, "fp32_tflops", at); v && sm_ghz > 0) d.fp32_lanes_per_sm = *v * 1e3 / (2 * sm_ghz);
+    for (auto [key, field] : {std::pair{"tf32_tflops", &d.tensor.tf32}, {"fp16_tflops", &d.tensor.fp16}, {"bf16_tflops", &d.tensor.bf16}})
+      if (auto v = opt_number(o, key, at); v && sm_ghz > 0) {
+        const double per_clk = *v * 1e3 / (d.sms * (d.tensor_clock_mhz > 0 ? d.tensor_clock_mhz : d.boost_clock_mhz) * 1e-3);
+        *field = per_clk > 2 * d.fp32_lanes_per_sm * 1.01 ? per_clk : 0;  // equal to FP32: no tensor datapath
+      }
     num("l2_mib", d.l2_mib);
     if (auto v = opt_string(o, "source", at)) d.source = *v;
+    if (auto v = opt_string(o, "validation", at)) d.validation = *v;
     if (const auto* p = o.if_contains("price"); p && !p->is_null()) {
       if (!p->is_object()) throw make_error(at.file, at.place, "field 'price' must be an object");
       const auto& po = p->get_object();
@@ -180,9 +202,13 @@ class Catalog {
     // A device must be usable by wave scaling and the roofline: refuse half-filled rows here, not later.
     if (d.cc_major <= 0) throw make_error(at.file, at.place, "missing field 'compute_capability'");
     for (auto [key, value] : {std::pair{"sms", double(d.sms)}, {"boost_clock_mhz", d.boost_clock_mhz},
-                              {"bandwidth_gbps", d.bandwidth_spec_gbps}, {"fp32_tflops", d.fp32_tflops}}) {
+                              {"bandwidth_gbps", d.bandwidth_spec_gbps}}) {
       if (!(value > 0)) throw make_error(at.file, at.place, std::string("field '") + key + "' must be a positive number");
     }
+    if (!(d.fp32_lanes_per_sm > 0))
+      throw make_error(at.file, at.place, "field 'fp32_lanes_per_sm' (or 'fp32_tflops') must be a positive number");
+    if (d.bandwidth_measured_gbps && !(*d.bandwidth_measured_gbps > 0))
+      throw make_error(at.file, at.place, "field 'measured_bandwidth_gbps' must be a positive number");
     if (d.base_clock_mhz <= 0) d.base_clock_mhz = d.boost_clock_mhz;
     return d;
   }

@@ -1,5 +1,8 @@
 #pragma once
-// A GPU's specification: what wave scaling and the roofline need, plus price and provenance.
+// A GPU's specification: per-SM throughput of each datapath, clocks, memory, price and provenance. Peaks
+// are derived from the per-SM facts (lanes x 2 x SMs x clock), never stored twice.
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,34 +40,63 @@ struct Price {
   std::string source;  // who charges it
 };
 
+// Dense tensor-core FLOP per clock per SM, FP32 accumulate; 0 where the GPU has no such datapath.
+struct TensorRates {
+  double tf32 = 0, fp16 = 0, bf16 = 0, fp8 = 0;
+};
+
 struct Device {
   std::string name;
   std::vector<std::string> aliases;
   int cc_major = 0, cc_minor = 0;
   int sms = 0;
   double base_clock_mhz = 0, boost_clock_mhz = 0;
+  double tensor_clock_mhz = 0;     // clock the vendor quotes tensor peaks at (0: boost)
+  double sustained_clock_mhz = 0;  // SM clock under continuous load where it is below boost (0: boost)
+  std::string sustained_clock_source;
   double memory_gib = 0;
   double bandwidth_spec_gbps = 0;
-  std::optional<double> bandwidth_measured_gbps;
+  std::optional<double> bandwidth_measured_gbps;  // sustained DRAM bandwidth (measured, derived or estimated)
   std::string bandwidth_measured_source;
-  double fp32_tflops = 0;
-  double tf32_tflops = 0;  // tensor-core, dense; equals fp32 where there are no TF32 tensor cores
-  double fp16_tflops = 0;  // tensor-core, dense, FP32 accumulate
-  double bf16_tflops = 0;
+  double fp32_lanes_per_sm = 0, fp64_lanes_per_sm = 0;
+  TensorRates tensor;
+  double tdp_w = 0;
   double l2_mib = 0;
+  std::map<std::string, double> datasheet;  // vendor peak TFLOPS by key ("fp32_tflops", ...): checked, not used
   std::optional<Price> price;
+  std::string validation;  // what real measurements of this GPU habitat was checked against, with the error
   std::string source;
   OccupancyLimits limits;
 
-  [[nodiscard]] double peak_tflops(Precision p) const {
+  // Dense FLOP per clock per SM on the datapath a kernel of precision p runs on: tensor cores where the GPU
+  // has them for p, else the FP32 SIMT lanes (PyTorch runs BF16 GEMMs on FP32 units on pre-Ampere GPUs).
+  [[nodiscard]] double flops_per_clk_per_sm(Precision p) const {
+    const double simt = 2 * fp32_lanes_per_sm;
     switch (p) {
-      case Precision::fp32: return fp32_tflops;
-      case Precision::tf32: return tf32_tflops > 0 ? tf32_tflops : fp32_tflops;
-      case Precision::fp16: return fp16_tflops > 0 ? fp16_tflops : fp32_tflops;
-      case Precision::bf16: return bf16_tflops > 0 ? bf16_tflops : fp32_tflops;
+      case Precision::fp32: return simt;
+      case Precision::tf32: return tensor.tf32 > 0 ? tensor.tf32 : simt;
+      case Precision::fp16: return tensor.fp16 > 0 ? tensor.fp16 : simt;
+      case Precision::bf16: return tensor.bf16 > 0 ? tensor.bf16 : simt;
     }
-    return fp32_tflops;
+    return simt;
   }
+  [[nodiscard]] bool on_tensor_cores(Precision p) const { return p != Precision::fp32 && flops_per_clk_per_sm(p) != 2 * fp32_lanes_per_sm; }
+
+  [[nodiscard]] double peak_clock_mhz(Precision p) const {
+    return on_tensor_cores(p) && tensor_clock_mhz > 0 ? tensor_clock_mhz : boost_clock_mhz;
+  }
+  // The datasheet peak, derived: FLOP/clk/SM x SMs x clock.
+  [[nodiscard]] double peak_tflops(Precision p) const { return flops_per_clk_per_sm(p) * sms * peak_clock_mhz(p) * 1e-6; }
+  [[nodiscard]] double fp32_tflops() const { return peak_tflops(Precision::fp32); }
+  // Clock under continuous load: the sustained clock of power-capped cards, else the peak clock.
+  [[nodiscard]] double load_clock_mhz(Precision p) const {
+    const double peak = peak_clock_mhz(p);
+    return sustained_clock_mhz > 0 ? std::min(sustained_clock_mhz, peak) : peak;
+  }
+  // What a kernel can sustain: FLOP/clk/SM x SMs x load clock.
+  [[nodiscard]] double sustained_tflops(Precision p) const { return flops_per_clk_per_sm(p) * sms * load_clock_mhz(p) * 1e-6; }
+  // Sustained DRAM bandwidth: measured (or derived/estimated, see the source) where known, else the spec.
+  [[nodiscard]] double sustained_bandwidth_gbps() const { return bandwidth_measured_gbps.value_or(bandwidth_spec_gbps); }
 };
 
 // Bandwidths of two GPUs compared like with like: measured on both where both are measured, else the

@@ -10,6 +10,7 @@
 
 #include "habitat/device/device.hpp"
 #include "habitat/ops/op_schema.hpp"
+#include "habitat/predict/roofline.hpp"
 
 namespace habitat::mlp {
 
@@ -28,7 +29,7 @@ struct OpQuery {
                          q.op != OpKind::elementwise;
   if (q.dtype == ops::DataType::bf16 && gemm_like) return g.peak_tflops(Precision::bf16);
   if (q.op == OpKind::conv2d || q.op == OpKind::conv_transpose2d) return g.peak_tflops(Precision::tf32);
-  return g.fp32_tflops;
+  return g.fp32_tflops();
 }
 
 struct Roofline {
@@ -36,6 +37,7 @@ struct Roofline {
   [[nodiscard]] double ms() const { return std::max(compute_ms, memory_ms); }
 };
 
+// The op's roofline bound in ms: its FLOPs at the peak its kernels can reach, its bytes at the spec bandwidth.
 [[nodiscard]] inline Roofline roofline(const OpQuery& q, const Device& g) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   return {w.flops / (peak_tflops(q, g) * 1e9), w.bytes / (g.bandwidth_spec_gbps * 1e6)};
@@ -87,7 +89,7 @@ struct Roofline {
   const auto r = roofline(q, g);
   const double peak = peak_tflops(q, g);
   const auto lg = [](double x) { return std::log(std::max(x, 1e-12)); };
-  const double ridge = peak * 1e12 / (g.bandwidth_spec_gbps * 1e9);
+  const double ridge = ridge_point(peak, g.bandwidth_spec_gbps);
   v.insert(v.end(), {q.pass == ops::Pass::backward ? 1.0 : 0.0, q.dtype == ops::DataType::bf16 ? 1.0 : 0.0,
                      lg(g.memory_gib), lg(g.bandwidth_spec_gbps), lg(g.sms), lg(peak), lg(g.l2_mib), lg(g.boost_clock_mhz),
                      lg(w.flops), lg(w.bytes), lg(r.compute_ms), lg(r.memory_ms), lg(r.ms()),

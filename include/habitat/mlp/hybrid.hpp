@@ -1,7 +1,9 @@
 #pragma once
 // The hybrid predictor (paper section 3.4): kernels of operations a learned model covers take
 // origin time x model(destination) / model(origin); every other kernel goes to the wave scaler.
+#include <cmath>
 #include <map>
+#include <string>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -31,10 +33,20 @@ class HybridPredictor {
       std::vector<OpQuery> qs;
       for (const auto& [key, entry] : configs) qs.push_back(entry.first);
       const auto& m = *models.find(op);
-      const auto d = m.predict_ms(qs, dest), o = m.predict_ms(qs, origin);
+      const auto d = m.predict_checked(qs, dest), o = m.predict_checked(qs, origin);
       std::size_t j = 0;
       for (const auto& [key, entry] : configs) {
-        for (auto i : entry.second) ratio_[i] = d[j] / o[j];
+        // Outside the training domain on either GPU, or no finite ratio: the model steps aside and the
+        // base predictor answers, which is counted and explained.
+        if (d[j] && o[j] && std::isfinite(*d[j] / *o[j])) {
+          for (auto i : entry.second) ratio_[i] = *d[j] / *o[j];
+        } else {
+          declined_ops_ += entry.second.size();
+          if (declined_reason_.empty()) {
+            const auto why = m.outside_training(qs[j], dest) ? m.outside_training(qs[j], dest) : m.outside_training(qs[j], origin);
+            declined_reason_ = why ? *why : "no finite prediction";
+          }
+        }
         ++j;
       }
     }
@@ -46,6 +58,10 @@ class HybridPredictor {
     return wave_.predict(k, w, origin, dest);
   }
 
+  // Trace operations a model covers but declined (outside its training domain), and the first reason.
+  [[nodiscard]] std::size_t declined_ops() const { return declined_ops_; }
+  [[nodiscard]] const std::string& declined_reason() const { return declined_reason_; }
+
   // Operations of the trace the models cover.
   [[nodiscard]] std::size_t covered_ops() const {
     std::size_t n = 0;
@@ -56,6 +72,8 @@ class HybridPredictor {
  private:
   Wave wave_;
   std::vector<std::optional<double>> ratio_;  // per trace operation
+  std::size_t declined_ops_ = 0;
+  std::string declined_reason_;
 };
 
 }  // namespace habitat::mlp

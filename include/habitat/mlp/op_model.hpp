@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <cstdlib>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,12 @@
 #include "habitat/mlp/features.hpp"
 
 namespace habitat::mlp {
+
+// Beyond this many standard deviations from the training mean a feature is outside the training range (a
+// uniform or log-uniform sample spans about +-1.7 sd; 4 leaves room for the tails without extrapolating far).
+inline constexpr double max_abs_z = 4.0;
+// Standardization deviations at or below this mean the feature did not vary in training.
+inline constexpr double min_trained_spread = 1e-3;
 
 template <MlpBackend B>
 class OpModel {
@@ -30,6 +37,32 @@ class OpModel {
   }
 
   [[nodiscard]] const MlpWeights& weights() const { return w_; }
+
+  // Why a query lies outside what the network was trained on, or nothing. A feature that did not vary in
+  // training (a GPU property equal on every training GPU) and differs now, or a standardized feature
+  // beyond max_abs_z, means the network would extrapolate blindly: it must step aside.
+  [[nodiscard]] std::optional<std::string> outside_training(const OpQuery& q, const Device& g) const {
+    const auto v = feature_values(q, g);
+    for (std::size_t j = 0; j < index_.size(); ++j) {
+      const double x = v[index_[j]], mean = w_.mean[j], sd = w_.stdev[j];
+      const bool flat = !(sd > min_trained_spread);
+      if (flat ? std::abs(x - mean) > min_trained_spread : std::abs(x - mean) / sd > max_abs_z)
+        return w_.features[j] + (flat ? " did not vary in training" : " is " + std::to_string(std::abs(x - mean) / sd).substr(0, 5) +
+                                                                        " deviations from its training mean") +
+               " (" + std::string(ops::schema(w_.op).name) + " on " + g.name + ")";
+    }
+    return std::nullopt;
+  }
+
+  // Milliseconds for each query, or nothing where the query is outside the training domain or the
+  // network's answer is not a finite positive time.
+  [[nodiscard]] std::vector<std::optional<double>> predict_checked(std::span<const OpQuery> qs, const Device& g) const {
+    const auto ms = predict_ms(qs, g);
+    std::vector<std::optional<double>> out(qs.size());
+    for (std::size_t i = 0; i < qs.size(); ++i)
+      if (!outside_training(qs[i], g) && std::isfinite(ms[i]) && ms[i] > 0) out[i] = ms[i];
+    return out;
+  }
 
   // Milliseconds of one query on GPU g.
   [[nodiscard]] double predict_ms(const OpQuery& q, const Device& g) const { return predict_ms(std::span(&q, 1), g).front(); }

@@ -9,13 +9,14 @@
 
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_model.hpp"
+#include "habitat/mlp/op_physics.hpp"
 #include "habitat/mlp/op_rows.hpp"
 
 namespace habitat::mlp {
 
 struct RowPrediction {
   std::optional<double> ms;
-  std::string method;  // "mlp", "mlp-ratio", "bandwidth-ratio" or why there is none
+  std::string method;  // "mlp", "mlp-ratio", "physics", "physics-ratio", "bandwidth-ratio" or why there is none
 };
 
 struct RatioSource {
@@ -50,20 +51,33 @@ template <MlpBackend B>
     } else if (ratio) {
       // No model: the op streams memory, so scale by bandwidth, as wave scaling would.
       out[i] = {origin_ms[i] * ratio->origin->bandwidth_spec_gbps / dest->bandwidth_spec_gbps, "bandwidth-ratio"};
+    } else if (r.op) {
+      out[i] = {physics_op_ms(r.query(), *dest), "physics (no learned model)"};
     } else {
-      out[i] = {std::nullopt, r.op ? "no model for " + r.op_name : "no model for op '" + r.op_name + "'"};
+      out[i] = {std::nullopt, "no model for op '" + r.op_name + "'"};
     }
   }
   for (const auto& [key, idx] : groups) {
     const auto& model = *models.find(static_cast<ops::OpKind>(key.first));
     std::vector<OpQuery> qs;
     for (auto i : idx) qs.push_back(csv.rows[i].query());
-    const auto dest_ms = model.predict_ms(qs, *key.second);
-    std::vector<double> origin_model;
-    if (ratio) origin_model = model.predict_ms(qs, *ratio->origin);
+    const auto dest_ms = model.predict_checked(qs, *key.second);
+    std::vector<std::optional<double>> origin_model;
+    if (ratio) origin_model = model.predict_checked(qs, *ratio->origin);
     for (std::size_t j = 0; j < idx.size(); ++j) {
       const auto i = idx[j];
-      out[i] = ratio ? RowPrediction{origin_ms[i] * dest_ms[j] / origin_model[j], "mlp-ratio"} : RowPrediction{dest_ms[j], "mlp"};
+      const bool learned = dest_ms[j] && (!ratio || origin_model[j]);
+      // Outside the model's training domain: the physics model answers, and the row says so.
+      const double d = learned ? *dest_ms[j] : physics_op_ms(qs[j], *key.second);
+      if (!ratio) out[i] = {d, learned ? "mlp" : "physics (outside the model's training range)"};
+      else {
+        const double o = learned ? *origin_model[j] : physics_op_ms(qs[j], *ratio->origin);
+        out[i] = {origin_ms[i] * d / o, learned ? "mlp-ratio" : "physics-ratio (outside the model's training range)"};
+      }
+      // No answer below the destination's roofline bound.
+      const auto w = ops::op_work(qs[j].op, qs[j].dims, qs[j].dtype, qs[j].pass);
+      const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(op_precision(qs[j]), *key.second), *key.second).bound_us() / 1e3;
+      if (*out[i].ms < bound) out[i] = {bound, out[i].method + ", raised to the roofline bound"};
     }
   }
   return out;

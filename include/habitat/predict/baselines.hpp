@@ -13,7 +13,7 @@ struct Baseline {
 
 inline constexpr std::array baselines = {
     Baseline{"same time", [](const Device&, const Device&) { return 1.0; }},
-    Baseline{"peak FP32 FLOPS ratio", [](const Device& o, const Device& d) { return o.fp32_tflops / d.fp32_tflops; }},
+    Baseline{"peak FP32 FLOPS ratio", [](const Device& o, const Device& d) { return o.fp32_tflops() / d.fp32_tflops(); }},
     Baseline{"memory bandwidth ratio",
              [](const Device& o, const Device& d) {
                const BandwidthPair bw = bandwidths(o, d);

@@ -5,6 +5,7 @@
 
 #include "habitat/device/device.hpp"
 #include "habitat/predict/kernel_work.hpp"
+#include "habitat/predict/roofline.hpp"
 #include "habitat/trace/trace.hpp"
 
 namespace habitat {
@@ -23,23 +24,6 @@ struct GammaInput {
   if (!(ridge > 0)) return 1.0;
   if (x < ridge) return std::clamp(1.0 - 0.5 * x / ridge, 0.5, 1.0);
   return std::clamp(0.5 * ridge / x, 0.0, 0.5);
-}
-
-// Ridge point in FLOP/byte at the kernel's precision (a BF16 tensor-core GEMM's ridge lies far to the right
-// of an FP32 kernel's).
-[[nodiscard]] inline double ridge_point(const Device& d, Precision p, double bandwidth_gbps) {
-  return d.peak_tflops(p) * 1e12 / (bandwidth_gbps * 1e9);
-}
-
-// Share of a kernel's traffic that reaches DRAM. Tensors that fit in L2 were usually just written by the
-// previous kernel and are read from L2; traffic beyond the L2's capacity must stream from DRAM. Only half
-// the L2 counts: A100/H100-class L2s are two partitions and an SM sees its near half at full speed (not a
-// fitted value; README gives the sensitivity).
-inline constexpr double l2_reuse_share = 0.5;
-
-[[nodiscard]] inline double dram_fraction(double bytes, double l2_mib) {
-  if (!(l2_mib > 0) || bytes <= 0) return 1.0;
-  return std::clamp(1.0 - l2_reuse_share * l2_mib * 1048576.0 / bytes, 0.0, 1.0);
 }
 
 namespace gamma {

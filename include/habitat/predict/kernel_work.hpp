@@ -55,7 +55,8 @@ namespace detail {
     }
   if (bf16) return Precision::bf16;
   if (fp16) return Precision::fp16;
-  if (contains_any(k.name, {"tf32"})) return Precision::tf32;
+  // TF32 tensor ops: cuDNN runs FP32 convolutions on them by default (cutlass "tensorop_s1688"/"s16816").
+  if (contains_any(k.name, {"tf32", "tensorop_s1688", "tensorop_s16816", "tensorop_s168"})) return Precision::tf32;
   return Precision::fp32;
 }
 

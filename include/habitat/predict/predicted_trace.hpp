@@ -1,6 +1,7 @@
 #pragma once
 // A trace predicted on another GPU: per-kernel times, iteration totals, throughput and breakdowns.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "habitat/concepts.hpp"
 #include "habitat/predict/kernel_work.hpp"
+#include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/predict/wave_scaling.hpp"
 #include "habitat/trace/trace.hpp"
 
@@ -26,6 +28,23 @@ struct PredictedTrace {
   double gpu_active_us = 0, iteration_us = 0;
   std::vector<KernelPrediction> kernels;
   std::vector<BreakdownRow> by_operation, by_method;
+  int floored_kernels = 0;   // predictions raised to the destination's roofline bound
+  int replaced_kernels = 0;  // non-finite or non-positive predictions answered by roofline scaling instead
+  std::size_t model_declined_ops = 0;  // operations a learned model covers but declined (outside its training range)
+  std::string model_declined_reason;
+
+  // Share of the origin's GPU time each method predicted, largest first ("roofline 81%, MLP 19%").
+  [[nodiscard]] std::string method_summary() const {
+    std::string s;
+    double total = 0;
+    for (const auto& r : by_method) total += r.origin_us;
+    for (const auto& r : by_method) {
+      const double pct = total > 0 ? 100 * r.origin_us / total : 0;
+      if (pct < 0.5) continue;
+      s += (s.empty() ? "" : ", ") + r.key.substr(0, r.key.find(' ')) + " " + std::to_string(int(std::lround(pct))) + "%";
+    }
+    return s;
+  }
   std::optional<double> throughput;                  // samples per second
   std::optional<double> cost_normalized_throughput;  // samples per dollar
 };
@@ -59,6 +78,30 @@ inline std::vector<BreakdownRow> sorted_rows(std::map<std::string, BreakdownRow>
   return std::max(origin_iteration_us - origin_gpu_active_us, 0.0) + predicted_gpu_active_us;
 }
 
+// Physics guard on every predictor's answer: a non-finite or non-positive time is replaced by roofline
+// scaling's, and no time may fall below the destination's roofline bound (FLOPs at peak, DRAM bytes at
+// bandwidth). Both are counted, so a report can say how often a model had to be overruled.
+[[nodiscard]] inline KernelPrediction guarded(KernelPrediction kp, const Kernel& k, const KernelWork& w, const Device& origin,
+                                             const Device& dest, PredictedTrace& out) {
+  if (!std::isfinite(kp.duration_us) || (kp.duration_us <= 0 && k.duration_us > 0)) {
+    kp = RooflineScaling{}.predict(k, w, origin, dest);
+    ++out.replaced_kernels;
+  }
+  // A work figure the origin itself could not have done in its recorded time (a metric entry that folded
+  // launches of different sizes, an estimate that overcounts) proves itself wrong and sets no floor.
+  const bool consistent = work_floor_us(w.flops, w.bytes, w.precision, origin) <= 1.1 * k.duration_us;
+  if (w.source != WorkSource::unknown && k.kind == GpuWorkKind::kernel && consistent) {
+    // Measured DRAM bytes were counted under kernel replay with a cold L2, so they overcount like estimates.
+    const double floor = work_floor_us(w.flops, w.bytes, w.precision, dest);
+    if (kp.duration_us < floor) {
+      kp.duration_us = floor;
+      kp.floored = true;
+    }
+  }
+  out.floored_kernels += kp.floored;
+  return kp;
+}
+
 struct PredictOptions {
   std::optional<int> batch;  // samples per iteration, for throughput
 };
@@ -78,7 +121,7 @@ template <class Predictor>
   std::map<int, std::string> labels;
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
-    const KernelPrediction kp = p.predict(k, work[i], origin, dest);
+    const KernelPrediction kp = guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
     out.gpu_active_us += kp.duration_us;
     auto [it, fresh] = labels.try_emplace(k.op);

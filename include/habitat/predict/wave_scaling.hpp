@@ -11,7 +11,16 @@
 
 namespace habitat {
 
-enum class Method { wave_scaling, wave_scaling_sm_ratio, bandwidth_scaling, host_transfer, mlp_ratio };
+enum class Method {
+  wave_scaling,
+  wave_scaling_sm_ratio,
+  bandwidth_scaling,
+  host_transfer,
+  mlp_ratio,
+  roofline_scaling,
+  roofline_operation,
+  tile_model,
+};
 
 [[nodiscard]] constexpr const char* to_string(Method m) {
   switch (m) {
@@ -20,6 +29,9 @@ enum class Method { wave_scaling, wave_scaling_sm_ratio, bandwidth_scaling, host
     case Method::bandwidth_scaling: return "bandwidth scaling (copy/fill)";
     case Method::host_transfer: return "host transfer (kept)";
     case Method::mlp_ratio: return "MLP ratio (kernel-varying op)";
+    case Method::roofline_scaling: return "roofline scaling (per-SM datapath, waves, bandwidth)";
+    case Method::roofline_operation: return "roofline scaling of the operation (launch does not fit destination)";
+    case Method::tile_model: return "GEMM tile model (kernel-varying op)";
   }
   return "?";
 }
@@ -28,6 +40,7 @@ struct KernelPrediction {
   double duration_us = 0;
   Method method = Method::wave_scaling;
   double gamma = 1;
+  bool floored = false;  // raised to the destination's roofline bound
 };
 
 template <WaveFormula Waves, GammaSource Gamma>

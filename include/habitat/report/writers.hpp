@@ -46,7 +46,12 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
                      {"gpu_active_ms", p.gpu_active_us / 1e3},
                      {"throughput", opt_json(p.throughput)},
                      {"cost_normalized_throughput", opt_json(p.cost_normalized_throughput)},
-                     {"breakdown", breakdown_json(p)}});
+                     {"breakdown", breakdown_json(p)},
+                     {"trust", {{"methods", p.method_summary()},
+                                {"kernels_raised_to_roofline_bound", p.floored_kernels},
+                                {"kernels_replaced_non_finite", p.replaced_kernels},
+                                {"model_declined_ops", p.model_declined_ops},
+                                {"model_declined_reason", p.model_declined_reason}}}});
   boost::json::object root{{"schema", "habitat.prediction/1"},
                            {"origin", {{"device", o.device}, {"iteration_ms", o.iteration_us / 1e3}, {"gpu_active_ms", o.gpu_active_us / 1e3}}},
                            {"predictions", std::move(preds)}};
@@ -66,13 +71,14 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
   os << "origin " << o.device << ": iteration " << fmt("%.3f", o.iteration_us / 1e3) << " ms, GPU active "
      << fmt("%.3f", o.gpu_active_us / 1e3) << " ms\n\n";
   char line[256];
-  std::snprintf(line, sizeof line, "%-24s %14s %14s %12s %16s\n", "device", "iteration ms", "GPU active ms", "samples/s", "samples/$");
+  std::snprintf(line, sizeof line, "%-24s %14s %14s %12s %16s  %s\n", "device", "iteration ms", "GPU active ms", "samples/s", "samples/$",
+                "methods (share of origin GPU time)");
   os << line;
   for (const auto& p : ps) {
-    std::snprintf(line, sizeof line, "%-24s %14.3f %14.3f %12s %16s\n", p.device.c_str(), p.iteration_us / 1e3, p.gpu_active_us / 1e3,
+    std::snprintf(line, sizeof line, "%-24s %14.3f %14.3f %12s %16s  ", p.device.c_str(), p.iteration_us / 1e3, p.gpu_active_us / 1e3,
                   p.throughput ? fmt("%.1f", *p.throughput).c_str() : "-",
                   p.cost_normalized_throughput ? fmt("%.0f", *p.cost_normalized_throughput).c_str() : "-");
-    os << line;
+    os << line << p.method_summary() << (p.model_declined_ops ? "; models declined " + std::to_string(p.model_declined_ops) + " ops" : "") << "\n";
   }
   if (breakdown_rows == 0) return;
   for (const auto& p : ps) {
@@ -84,9 +90,13 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
     }
     os << "  by method:\n";
     for (const auto& r : p.by_method) {
-      std::snprintf(line, sizeof line, "  %-50.50s %5d kernels %10.3f -> %10.3f\n", r.key.c_str(), r.kernels, r.origin_us / 1e3, r.predicted_us / 1e3);
+      std::snprintf(line, sizeof line, "  %-72s %5d kernels %10.3f -> %10.3f\n", r.key.c_str(), r.kernels, r.origin_us / 1e3, r.predicted_us / 1e3);
       os << line;
     }
+    if (p.model_declined_ops)
+      os << "  learned models stepped aside for " << p.model_declined_ops << " operations outside their training range (first: "
+         << p.model_declined_reason << ")\n";
+    if (p.floored_kernels) os << "  " << p.floored_kernels << " kernel predictions were raised to the roofline bound\n";
   }
 }
 

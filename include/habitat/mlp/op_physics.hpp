@@ -1,0 +1,57 @@
+#pragma once
+// The physics answer for one operation configuration, used where a learned model steps aside: the op's
+// work at what the GPU sustains (datapath x SMs x sustained clock; measured bandwidth), divided by the
+// share of that roofline such ops reach, plus the fixed cost of one timed call.
+//
+// Shares and the call cost are medians over NeuSight's public FP32 timings on P4, P100, T4, V100 and A100
+// (sitar-lab/NeuSight, MIT; configurations whose sustained-roofline time exceeds 0.2 ms for the shares, below
+// 2 us for the call cost), derived once; the rows are not shipped. They are shared by every GPU, so the
+// model has no per-GPU parameter that could be missing on an unseen one.
+#include <algorithm>
+
+#include "habitat/device/device.hpp"
+#include "habitat/mlp/features.hpp"
+#include "habitat/predict/roofline.hpp"
+
+namespace habitat::mlp {
+
+struct OpPhysicsShares {
+  double gemm = 0.65, conv = 0.85, norm = 0.64, softmax = 0.79, elementwise = 0.97;
+  double call_ms = 0.03;  // one timed call of a tiny op (launch and event overhead)
+};
+inline constexpr OpPhysicsShares op_physics_shares{};
+
+[[nodiscard]] inline Precision op_precision(const OpQuery& q) {
+  using ops::OpKind;
+  const bool gemm_like = q.op != OpKind::batch_norm && q.op != OpKind::layer_norm && q.op != OpKind::softmax && q.op != OpKind::elementwise;
+  if (q.dtype == ops::DataType::bf16 && gemm_like) return Precision::bf16;
+  return Precision::fp32;
+}
+
+[[nodiscard]] inline double roofline_share(ops::OpKind k) {
+  using ops::OpKind;
+  switch (k) {
+    case OpKind::linear:
+    case OpKind::bmm:
+    case OpKind::lstm:
+    case OpKind::sdpa: return op_physics_shares.gemm;
+    case OpKind::conv2d:
+    case OpKind::conv_transpose2d: return op_physics_shares.conv;
+    case OpKind::batch_norm:
+    case OpKind::layer_norm: return op_physics_shares.norm;
+    case OpKind::softmax: return op_physics_shares.softmax;
+    case OpKind::elementwise: return op_physics_shares.elementwise;
+  }
+  return op_physics_shares.gemm;
+}
+
+// Milliseconds of one timed call of the operation on g; never below the op's roofline bound.
+[[nodiscard]] inline double physics_op_ms(const OpQuery& q, const Device& g) {
+  const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
+  const auto p = op_precision(q);
+  const double sustained = roofline_sustained(w.flops, w.bytes, p, g).bound_us() / 1e3;
+  const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(p, g), g).bound_us() / 1e3;
+  return std::max(bound, op_physics_shares.call_ms + sustained / roofline_share(q.op));
+}
+
+}  // namespace habitat::mlp

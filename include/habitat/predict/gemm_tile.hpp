@@ -1,0 +1,93 @@
+#pragma once
+// A tile/wave model of GEMM kernels (linear, mm, addmm, bmm) that transfers to GPUs it was not fitted on.
+// The library tiles the output into tm x tn tiles; each SM holds a few tiles at once and works through its
+// share wave by wave; a tile's main loop runs at a share of the SM's datapath peak (SIMT FP32 lanes or
+// tensor cores at the precision) that grows with K (prologue/epilogue amortised) and with the tile's
+// arithmetic intensity; the whole GEMM cannot beat its compulsory DRAM traffic. The library's choice of
+// tile is modelled as the fastest candidate, as cuBLAS's heuristics aim to pick. Every parameter is shared
+// by all GPUs; a GPU enters only through its catalog physics (SMs, per-SM rate, sustained clock and
+// bandwidth), so an unseen GPU needs nothing fitted. In the spirit of NeuSight (tile waves with a learned
+// utilisation), with a closed-form utilisation instead of an MLP. No code of theirs is used.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+
+#include "habitat/device/device.hpp"
+#include "habitat/predict/roofline.hpp"
+
+namespace habitat::gemm {
+
+struct Shape {
+  double batch = 1, m = 1, n = 1, k = 1;
+  bool shared_weight = true;  // linear/mm: one [K,N] operand for all rows; bmm: one per batch
+  bool transposed_b = false;  // x @ W^T (linear's "tn" layout)
+  double duty = 1;            // share of wall time the GPU is busy (1 in a training step; lower for isolated timed calls)
+  Precision precision = Precision::fp32;
+  double elem_bytes = 4;
+};
+
+struct Params {
+  double e_max = 0.85;    // share of the datapath's sustained peak a 128x128 tile's main loop reaches at long K
+  double k_half = 64;     // K at which the main loop reaches half of that (fixed per-tile prologue/epilogue)
+  double alpha = 0.5;     // a tile of lower intensity tm*tn/(tm+tn) loses (I/I_128x128)^alpha of it
+  double e_mem = 0.85;    // share of sustained bandwidth the compulsory traffic reaches
+  double fixed_cycles = 6000;  // per-kernel fixed time in SM cycles (launch ramp, tail)
+  double legacy_tn = 1.0;  // main-loop share of the "tn" (x @ W^T) kernels on pre-Volta GPUs, relative to "nn"
+  double resident = 32768;  // output elements an SM holds at once (CTAs per SM = resident / (tm*tn))
+};
+
+struct Tile {
+  double tm, tn;
+};
+inline constexpr std::array<Tile, 9> candidate_tiles{{{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}, {32, 32}}};
+
+struct Estimate {
+  double us = std::numeric_limits<double>::infinity();
+  Tile tile{0, 0};
+  double waves = 0;
+};
+
+// Kernel time at one SM clock.
+[[nodiscard]] inline Estimate estimate_at(const Shape& s, const Device& g, const Params& p, double clock_mhz) {
+  const double rate_sm = g.flops_per_clk_per_sm(s.precision) * clock_mhz;  // FLOP per us per SM
+  const double weight = s.shared_weight ? s.k * s.n : s.batch * s.k * s.n;
+  const double bytes = s.elem_bytes * (s.batch * s.m * s.k + weight + s.batch * s.m * s.n);
+  const double t_mem = bytes / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem);
+  const double i_ref = 128.0 * 128.0 / 256.0;
+  const double k_eff = s.k / (s.k + p.k_half);
+  Estimate best;
+  for (const Tile& t : candidate_tiles) {
+    const double tiles = s.batch * std::ceil(s.m / t.tm) * std::ceil(s.n / t.tn);
+    const double per_sm = std::max(1.0, std::floor(p.resident / (t.tm * t.tn)));
+    const double slots = per_sm * g.sms;
+    // Tiles on the busiest SM: full waves of per_sm each, then the last partial wave spread over the SMs.
+    const double full = std::floor(tiles / slots);
+    const double load = full * per_sm + std::ceil((tiles - full * slots) / g.sms);
+    const double layout = s.transposed_b && g.cc_major < 7 ? p.legacy_tn : 1.0;
+    const double eff = layout * p.e_max * k_eff * std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
+    const double t_math = load * 2 * t.tm * t.tn * s.k / (rate_sm * std::min(eff, 1.0));
+    const double us = std::max(t_math, t_mem) + p.fixed_cycles / clock_mhz;
+    if (us < best.us) best = {us, t, std::ceil(tiles / slots)};
+  }
+  return best;
+}
+
+// Kernel time in microseconds of the GEMM on g, and the tile the model expects the library to pick. A
+// power-capped GPU holds its sustained clock only while busy: with a duty cycle below 1 (isolated calls)
+// the clock lies between boost and sustained in proportion to the busy share.
+[[nodiscard]] inline Estimate estimate(const Shape& s, const Device& g, const Params& p) {
+  const double boost = g.peak_clock_mhz(s.precision), sustained = g.load_clock_mhz(s.precision);
+  Estimate e = estimate_at(s, g, p, sustained);
+  if (s.duty < 1 && sustained < boost) {
+    const Estimate fast = estimate_at(s, g, p, boost);
+    e.us = fast.us + (e.us - fast.us) * std::clamp(s.duty, 0.0, 1.0);
+  }
+  // Never below the roofline bound at the fastest datapath the precision allows.
+  const double weight = s.shared_weight ? s.k * s.n : s.batch * s.k * s.n;
+  const double bytes = s.elem_bytes * (s.batch * s.m * s.k + weight + s.batch * s.m * s.n);
+  e.us = std::max(e.us, roofline_bound(2 * s.batch * s.m * s.n * s.k, bytes, fastest_datapath(s.precision, g), g).bound_us());
+  return e;
+}
+
+}  // namespace habitat::gemm

@@ -1,0 +1,186 @@
+#pragma once
+// Validation of the GEMM tile model on real measurements of several GPU generations: NeuSight's public
+// linear/bmm timings (P4, P100, T4, V100, A100; read from their CSVs, never shipped) and habitat's own H100
+// (and H200) measurements of the same configurations (data/opdata/<gpu>_neusight, CUPTI kernel sums).
+// Fits the model's shared constants, leaves one GPU out at a time, and predicts each GPU from the H100
+// measurement by the ratio method; every error is reported next to the simple baselines.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "habitat/detail/csv.hpp"
+#include "habitat/detail/nelder_mead.hpp"
+#include "habitat/device/catalog.hpp"
+#include "habitat/predict/gemm_tile.hpp"
+
+namespace habitat::gemm {
+
+struct Row {
+  const Device* gpu = nullptr;
+  std::string op;  // "linear" or "bmm"
+  Shape shape;
+  double measured_us = 0;
+  bool call_timed = false;  // NeuSight's protocol: one timed call, launch overhead included
+};
+
+// The constants fitted to data, and the one protocol term: a timed call's overhead (NeuSight's rows).
+struct Fit {
+  Params params;
+  double call_us = 0;
+};
+
+// A timed call: the kernel plus the call's overhead, during which a power-capped GPU cools towards boost.
+[[nodiscard]] inline double predict_us(const Row& r, const Fit& f) {
+  if (!r.call_timed) return estimate(r.shape, *r.gpu, f.params).us;
+  Shape s = r.shape;
+  const double busy = estimate(s, *r.gpu, f.params).us;
+  s.duty = busy / (busy + f.call_us);
+  return estimate(s, *r.gpu, f.params).us + f.call_us;
+}
+
+namespace detail_study {
+inline std::vector<std::vector<std::string>> read_csv(const std::string& path, std::vector<std::string>& header) {
+  std::ifstream in(path);
+  if (!in) throw make_error(path, "", "cannot open");
+  std::vector<std::vector<std::string>> rows;
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line[0] == '#') continue;
+    auto f = habitat::detail::split_csv_line(line, path, n);
+    if (header.empty()) header = std::move(f);
+    else rows.push_back(std::move(f));
+  }
+  return rows;
+}
+inline int col(const std::vector<std::string>& h, const std::string& name, const std::string& file) {
+  for (std::size_t i = 0; i < h.size(); ++i)
+    if (h[i] == name) return static_cast<int>(i);
+  throw make_error(file, "header", "no column '" + name + "'");
+}
+}  // namespace detail_study
+
+// Rows of one CSV: NeuSight's layout (Latency in ms, Device column) or habitat's (kernel_sum_us, status).
+inline void load_csv(const std::string& path, const std::string& op, const Device& gpu, std::vector<Row>& out, std::size_t every = 1) {
+  std::vector<std::string> h;
+  const auto rows = detail_study::read_csv(path, h);
+  const bool neusight = std::find(h.begin(), h.end(), "Latency") != h.end();
+  const int b = detail_study::col(h, "B", path), m = detail_study::col(h, "M", path), n = detail_study::col(h, "N", path),
+            k = detail_study::col(h, "K", path);
+  const int t = detail_study::col(h, neusight ? "Latency" : "kernel_sum_us", path);
+  const int status = neusight ? -1 : detail_study::col(h, "status", path);
+  for (std::size_t i = 0; i < rows.size(); i += every) {
+    const auto& f = rows[i];
+    if (status >= 0 && f[static_cast<std::size_t>(status)] != "ok") continue;
+    auto num = [&](int c) { return habitat::detail::parse_csv_number(f[static_cast<std::size_t>(c)]).value_or(-1); };
+    Row r{&gpu, op, {num(b), num(m), num(n), num(k), op == "linear", op == "linear"}, num(t) * (neusight ? 1e3 : 1), neusight};
+    if (r.measured_us > 0 && r.shape.batch > 0 && r.shape.m > 0 && r.shape.n > 0 && r.shape.k > 0) out.push_back(r);
+  }
+}
+
+// NeuSight's public CSVs under public_dir/train/{linear,bmm}/<GPU>.csv and habitat's under
+// opdata_dir/<gpu>_neusight/{linear,bmm}.csv for each GPU folder found.
+[[nodiscard]] inline std::vector<Row> load_rows(const Catalog& cat, const std::filesystem::path& public_dir, const std::filesystem::path& opdata_dir,
+                                               std::size_t bmm_every = 2) {
+  std::vector<Row> rows;
+  for (const char* op : {"linear", "bmm"}) {
+    const auto dir = public_dir / "train" / op;
+    if (std::filesystem::is_directory(dir))
+      for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".csv")
+          load_csv(e.path().string(), op, cat.at(e.path().stem().string()), rows, std::string(op) == "bmm" ? bmm_every : 1);
+    for (const auto& [folder, gpu] : {std::pair{"h100_neusight", "H100 SXM"}, {"h200_neusight", "H200"}}) {
+      const auto f = opdata_dir / folder / (std::string(op) + ".csv");
+      if (std::filesystem::exists(f)) load_csv(f.string(), op, cat.at(gpu), rows, std::string(op) == "bmm" ? bmm_every : 1);
+    }
+  }
+  return rows;
+}
+
+// Fits the shared constants to rows (mean absolute log error), optionally leaving one GPU out.
+[[nodiscard]] inline Fit fit(const std::vector<Row>& rows, const Device* leave_out = nullptr, int iterations = 400) {
+  std::vector<const Row*> use;
+  for (const auto& r : rows)
+    if (r.gpu != leave_out) use.push_back(&r);
+  auto unpack = [](const std::vector<double>& x) {
+    Fit f;
+    f.params.e_max = std::min(1.0, std::exp(x[0]));
+    f.params.k_half = std::exp(x[1]);
+    f.params.alpha = std::exp(x[2]);
+    f.params.e_mem = std::min(1.0, std::exp(x[3]));
+    f.params.fixed_cycles = std::exp(x[4]);
+    f.call_us = std::exp(x[5]);
+    f.params.resident = std::exp(x[6]);
+    f.params.legacy_tn = std::min(1.0, std::exp(x[7]));
+    return f;
+  };
+  auto loss = [&](const std::vector<double>& x) {
+    const Fit f = unpack(x);
+    double s = 0;
+    for (const Row* r : use) s += std::abs(std::log(predict_us(*r, f) / r->measured_us));
+    return s / double(std::max<std::size_t>(use.size(), 1));
+  };
+  const Params d;
+  const std::vector<double> x0{std::log(d.e_max), std::log(d.k_half), std::log(d.alpha), std::log(d.e_mem), std::log(d.fixed_cycles),
+                               std::log(20.0), std::log(d.resident), std::log(0.7)};
+  return unpack(habitat::detail::nelder_mead(loss, x0, 0.4, iterations));
+}
+
+struct ErrorRow {
+  std::string gpu, op;
+  std::size_t n = 0;
+  double model = 0;        // MAPE of the model's direct prediction (left-out GPU)
+  double ratio = 0;        // MAPE of origin measurement x model(dest)/model(origin)
+  double same = 0, flops = 0, bandwidth = 0;  // baselines from the origin measurement
+  std::string origin;
+};
+
+// Leave-one-GPU-out: per GPU and op, the model fitted without that GPU, directly and by the ratio method
+// from the origin GPU's measurement of the same configuration (H100; the A100 for the H100 itself).
+[[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat, int iterations = 400) {
+  std::vector<const Device*> gpus;
+  for (const auto& r : rows)
+    if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  using Key = std::tuple<std::string, double, double, double, double>;
+  std::map<const Device*, std::map<Key, const Row*>> by_gpu;
+  for (const auto& r : rows) by_gpu[r.gpu][Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}] = &r;
+  std::vector<ErrorRow> out;
+  for (const Device* g : gpus) {
+    const Fit f = fit(rows, g, iterations);
+    const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
+    for (const char* op : {"linear", "bmm"}) {
+      ErrorRow e{g->name, op};
+      e.origin = origin ? origin->name : "";
+      std::size_t paired = 0;
+      for (const auto& r : rows) {
+        if (r.gpu != g || r.op != op) continue;
+        ++e.n;
+        e.model += std::abs(predict_us(r, f) / r.measured_us - 1);
+        const auto it = origin ? by_gpu[origin].find(Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}) : by_gpu[g].end();
+        if (!origin || it == by_gpu[origin].end()) continue;
+        const Row& o = *it->second;
+        ++paired;
+        const double o_kernel = o.measured_us - (o.call_timed ? f.call_us : 0);  // the origin's kernel time
+        const double over = r.call_timed ? f.call_us : 0;
+        const double ratio = estimate(r.shape, *g, f.params).us / estimate(o.shape, *origin, f.params).us;  // kernel times
+        e.ratio += std::abs((std::max(o_kernel, 0.1) * ratio + over) / r.measured_us - 1);
+        e.same += std::abs(o.measured_us / r.measured_us - 1);
+        e.flops += std::abs(o.measured_us * origin->fp32_tflops() / g->fp32_tflops() / r.measured_us - 1);
+        e.bandwidth += std::abs(o.measured_us * origin->sustained_bandwidth_gbps() / g->sustained_bandwidth_gbps() / r.measured_us - 1);
+      }
+      if (e.n == 0) continue;
+      e.model /= double(e.n);
+      const double p = double(std::max<std::size_t>(paired, 1));
+      e.ratio /= p, e.same /= p, e.flops /= p, e.bandwidth /= p;
+      if (paired == 0) e.ratio = e.same = e.flops = e.bandwidth = std::nan("");
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+}  // namespace habitat::gemm
