@@ -19,6 +19,7 @@
 #include "mlp_cmd.hpp"
 #include "predict_ops_cmd.hpp"
 #include "habitat/mlp/hybrid.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
 #include "predictors.hpp"
 
 namespace {
@@ -33,7 +34,7 @@ struct Common {
   std::string gamma = "roofline-utilization";
   std::optional<long> step;
   std::vector<std::string> metric_files;
-  std::string predictor = "wave";
+  std::string predictor = "physics";
   std::string models;
   bool quiet = false;
 };
@@ -97,9 +98,11 @@ std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<Kernel
   for (const Device* d : dests)
     out.push_back(std::visit(
         [&](const auto& p) {
-          if (!models) return predict_trace(t, work, origin, *d, p, opt);
+          if (c.predictor == "scaling" || c.predictor == "wave") return predict_trace(t, work, origin, *d, p, opt);
+          const auto use = c.predictor == "tile" ? gemm::TileUse::every_gemm : gemm::TileUse::unfit_launches;
+          if (!models) return predict_trace(t, work, origin, *d, gemm::TilePredictor(p, t, use), opt);
           const mlp::HybridPredictor hybrid(p, *models, t, origin, *d);
-          auto r = predict_trace(t, work, origin, *d, hybrid, opt);
+          auto r = predict_trace(t, work, origin, *d, gemm::TilePredictor(hybrid, t, use), opt);
           r.model_declined_ops = hybrid.declined_ops();
           r.model_declined_reason = hybrid.declined_reason();
           return r;
@@ -124,8 +127,10 @@ void add_model(CLI::App& app, Common& c) {
   app.add_option("--metrics", c.metric_files, "measured metrics of the origin trace's kernels (habitat.metrics/1); repeatable")
       ->check(CLI::ExistingFile);
   app.add_option("--predictor", c.predictor,
-                 "wave (wave scaling for every kernel, default) or hybrid (learned models for kernel-varying operations)")
-      ->check(CLI::IsMember({"wave", "hybrid"}));
+                 "physics (--scaling for every kernel, the GEMM tile model for matmul launches that cannot run on the destination; "
+                 "default), tile (the tile model for every matmul), scaling (--scaling alone; 'wave' is accepted too) or hybrid "
+                 "(physics plus learned models for other kernel-varying operations, where they were trained)")
+      ->check(CLI::IsMember({"physics", "tile", "scaling", "wave", "hybrid"}));
   app.add_option("--models", c.models, "folder of *.safetensors operation models for --predictor hybrid (default: the shipped ones)");
   app.add_flag("-q,--quiet", c.quiet, "no progress messages on stderr");
 }

@@ -35,6 +35,14 @@ struct OpCsv {
   std::vector<std::string> header;
   std::vector<std::string> comments;  // leading '#' lines
   std::vector<OpRow> rows;
+  // NeuSight's column layout (an OPName column). Its linear and bmm name the reduction dimension N and the
+  // output width K (x[B,M,N] through nn.Linear(N, K); [B,M,N] @ [B,N,K]); habitat's own files call the
+  // reduction K.
+  [[nodiscard]] bool neusight_layout() const {
+    for (const auto& h : header)
+      if (h == "OPName") return true;
+    return false;
+  }
 };
 
 struct OpCsvOptions {

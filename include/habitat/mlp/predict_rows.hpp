@@ -10,6 +10,7 @@
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_model.hpp"
 #include "habitat/mlp/op_physics.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
 #include "habitat/mlp/op_rows.hpp"
 
 namespace habitat::mlp {
@@ -46,7 +47,17 @@ template <MlpBackend B>
         throw make_error(csv.file, "line " + std::to_string(r.line) + ", column " + ratio->column, "'" + cell + "' is not a positive latency");
       origin_ms[i] = *v;
     }
-    if (r.op && models.find(*r.op)) {
+    if (r.op && (*r.op == ops::OpKind::linear || *r.op == ops::OpKind::bmm) && r.dtype == ops::DataType::fp32) {
+      // GEMMs: the tile model, as one timed call (NeuSight's protocol: the kernel plus a call's overhead).
+      const auto& d = r.dims;
+      gemm::Shape s{d[0], d[1], csv.neusight_layout() ? d[3] : d[2], csv.neusight_layout() ? d[2] : d[3], *r.op == ops::OpKind::linear,
+                    *r.op == ops::OpKind::linear};
+      auto call_ms = [&](const Device& g) {
+        return gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us / 1e3 + gemm::fitted_call_us / 1e3;
+      };
+      out[i] = ratio ? RowPrediction{origin_ms[i] * call_ms(*dest) / call_ms(*ratio->origin), "tile-ratio"}
+                     : RowPrediction{call_ms(*dest), "tile"};
+    } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
     } else if (ratio) {
       // No model: the op streams memory, so scale by bandwidth, as wave scaling would.

@@ -12,6 +12,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "habitat/device/device.hpp"
 #include "habitat/predict/roofline.hpp"
@@ -42,14 +43,21 @@ struct Tile {
 };
 inline constexpr std::array<Tile, 9> candidate_tiles{{{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}, {32, 32}}};
 
+// A GPU's library efficiency for large GEMMs relative to the shared constants, by layout (fitted where the
+// GPU was measured; 1 elsewhere).
+struct Calibration {
+  std::string_view gpu;
+  double nn = 1, tn = 1;
+};
+
 struct Estimate {
   double us = std::numeric_limits<double>::infinity();
   Tile tile{0, 0};
   double waves = 0;
 };
 
-// Kernel time at one SM clock.
-[[nodiscard]] inline Estimate estimate_at(const Shape& s, const Device& g, const Params& p, double clock_mhz) {
+// Kernel time at one SM clock; kappa scales the main loop's share of peak (a GPU's library efficiency).
+[[nodiscard]] inline Estimate estimate_at(const Shape& s, const Device& g, const Params& p, double clock_mhz, double kappa = 1) {
   const double rate_sm = g.flops_per_clk_per_sm(s.precision) * clock_mhz;  // FLOP per us per SM
   const double weight = s.shared_weight ? s.k * s.n : s.batch * s.k * s.n;
   const double bytes = s.elem_bytes * (s.batch * s.m * s.k + weight + s.batch * s.m * s.n);
@@ -65,7 +73,7 @@ struct Estimate {
     const double full = std::floor(tiles / slots);
     const double load = full * per_sm + std::ceil((tiles - full * slots) / g.sms);
     const double layout = s.transposed_b && g.cc_major < 7 ? p.legacy_tn : 1.0;
-    const double eff = layout * p.e_max * k_eff * std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
+    const double eff = kappa * layout * p.e_max * k_eff * std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
     const double t_math = load * 2 * t.tm * t.tn * s.k / (rate_sm * std::min(eff, 1.0));
     const double us = std::max(t_math, t_mem) + p.fixed_cycles / clock_mhz;
     if (us < best.us) best = {us, t, std::ceil(tiles / slots)};
@@ -76,11 +84,11 @@ struct Estimate {
 // Kernel time in microseconds of the GEMM on g, and the tile the model expects the library to pick. A
 // power-capped GPU holds its sustained clock only while busy: with a duty cycle below 1 (isolated calls)
 // the clock lies between boost and sustained in proportion to the busy share.
-[[nodiscard]] inline Estimate estimate(const Shape& s, const Device& g, const Params& p) {
+[[nodiscard]] inline Estimate estimate(const Shape& s, const Device& g, const Params& p, double kappa = 1) {
   const double boost = g.peak_clock_mhz(s.precision), sustained = g.load_clock_mhz(s.precision);
-  Estimate e = estimate_at(s, g, p, sustained);
+  Estimate e = estimate_at(s, g, p, sustained, kappa);
   if (s.duty < 1 && sustained < boost) {
-    const Estimate fast = estimate_at(s, g, p, boost);
+    const Estimate fast = estimate_at(s, g, p, boost, kappa);
     e.us = fast.us + (e.us - fast.us) * std::clamp(s.duty, 0.0, 1.0);
   }
   // Never below the roofline bound at the fastest datapath the precision allows.

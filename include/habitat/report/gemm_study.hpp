@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,12 +34,37 @@ struct Fit {
 };
 
 // A timed call: the kernel plus the call's overhead, during which a power-capped GPU cools towards boost.
-[[nodiscard]] inline double predict_us(const Row& r, const Fit& f) {
-  if (!r.call_timed) return estimate(r.shape, *r.gpu, f.params).us;
+[[nodiscard]] inline double predict_us(const Row& r, const Fit& f, double kappa = 1) {
+  if (!r.call_timed) return estimate(r.shape, *r.gpu, f.params, kappa).us;
   Shape s = r.shape;
-  const double busy = estimate(s, *r.gpu, f.params).us;
+  const double busy = estimate(s, *r.gpu, f.params, kappa).us;
   s.duty = busy / (busy + f.call_us);
-  return estimate(s, *r.gpu, f.params).us + f.call_us;
+  return estimate(s, *r.gpu, f.params, kappa).us + f.call_us;
+}
+
+// Library efficiency of each GPU and layout: how much faster (>1) or slower its vendor library runs large
+// GEMMs than the shared constants say, the median over configurations of at least 1 GFLOP.
+using Calibrations = std::map<std::pair<const Device*, bool>, double>;
+
+[[nodiscard]] inline Calibrations calibrate(const std::vector<Row>& rows, const Fit& f) {
+  std::map<std::pair<const Device*, bool>, std::vector<double>> logs;
+  for (const auto& r : rows) {
+    if (2 * r.shape.batch * r.shape.m * r.shape.n * r.shape.k < 1e9) continue;
+    const double kernel = r.measured_us - (r.call_timed ? f.call_us : 0);
+    if (kernel <= 0) continue;
+    logs[{r.gpu, r.shape.transposed_b}].push_back(std::log(predict_us(r, f) - (r.call_timed ? f.call_us : 0)) - std::log(kernel));
+  }
+  Calibrations c;
+  for (auto& [key, v] : logs) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    c[key] = std::exp(v[v.size() / 2]);
+  }
+  return c;
+}
+
+[[nodiscard]] inline double kappa_of(const Calibrations& c, const Device* g, bool tn) {
+  const auto it = c.find({g, tn});
+  return it == c.end() ? 1.0 : it->second;
 }
 
 namespace detail_study {
@@ -64,7 +90,8 @@ inline int col(const std::vector<std::string>& h, const std::string& name, const
 }
 }  // namespace detail_study
 
-// Rows of one CSV: NeuSight's layout (Latency in ms, Device column) or habitat's (kernel_sum_us, status).
+// Rows of one CSV of NeuSight's configurations: their layout (Latency in ms) or habitat's measurements of the
+// same configurations (kernel_sum_us, status).
 inline void load_csv(const std::string& path, const std::string& op, const Device& gpu, std::vector<Row>& out, std::size_t every = 1) {
   std::vector<std::string> h;
   const auto rows = detail_study::read_csv(path, h);
@@ -77,7 +104,9 @@ inline void load_csv(const std::string& path, const std::string& op, const Devic
     const auto& f = rows[i];
     if (status >= 0 && f[static_cast<std::size_t>(status)] != "ok") continue;
     auto num = [&](int c) { return habitat::detail::parse_csv_number(f[static_cast<std::size_t>(c)]).value_or(-1); };
-    Row r{&gpu, op, {num(b), num(m), num(n), num(k), op == "linear", op == "linear"}, num(t) * (neusight ? 1e3 : 1), neusight};
+    // NeuSight's names: linear is x[B,M,N] through nn.Linear(N, K); bmm is [B,M,N] @ [B,N,K]. N is the
+    // reduction dimension and K the output width (habitat's own schema calls the reduction K).
+    Row r{&gpu, op, {num(b), num(m), num(k), num(n), op == "linear", op == "linear"}, num(t) * (neusight ? 1e3 : 1), neusight};
     if (r.measured_us > 0 && r.shape.batch > 0 && r.shape.m > 0 && r.shape.n > 0 && r.shape.k > 0) out.push_back(r);
   }
 }
@@ -134,6 +163,7 @@ struct ErrorRow {
   std::string gpu, op;
   std::size_t n = 0;
   double model = 0;        // MAPE of the model's direct prediction (left-out GPU)
+  double calibrated = 0;   // MAPE with the GPU in training and its library efficiency calibrated
   double ratio = 0;        // MAPE of origin measurement x model(dest)/model(origin)
   double same = 0, flops = 0, bandwidth = 0;  // baselines from the origin measurement
   std::string origin;
@@ -149,8 +179,16 @@ struct ErrorRow {
   std::map<const Device*, std::map<Key, const Row*>> by_gpu;
   for (const auto& r : rows) by_gpu[r.gpu][Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}] = &r;
   std::vector<ErrorRow> out;
-  for (const Device* g : gpus) {
-    const Fit f = fit(rows, g, iterations);
+  // The fits are independent: run them side by side.
+  auto full_future = std::async(std::launch::async, [&] { return fit(rows, nullptr, iterations); });
+  std::vector<std::future<Fit>> fits;
+  for (const Device* g : gpus) fits.push_back(std::async(std::launch::async, [&rows, g, iterations] { return fit(rows, g, iterations); }));
+  const Fit full = full_future.get();
+  const Calibrations full_cal = calibrate(rows, full);
+  for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
+    const Device* g = gpus[gi];
+    const Fit f = fits[gi].get();
+    const Calibrations cal = calibrate(rows, f);  // the left-out GPU's own entry is never used below
     const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
     for (const char* op : {"linear", "bmm"}) {
       ErrorRow e{g->name, op};
@@ -160,13 +198,16 @@ struct ErrorRow {
         if (r.gpu != g || r.op != op) continue;
         ++e.n;
         e.model += std::abs(predict_us(r, f) / r.measured_us - 1);
+        e.calibrated += std::abs(predict_us(r, full, kappa_of(full_cal, g, r.shape.transposed_b)) / r.measured_us - 1);
         const auto it = origin ? by_gpu[origin].find(Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}) : by_gpu[g].end();
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
         ++paired;
         const double o_kernel = o.measured_us - (o.call_timed ? f.call_us : 0);  // the origin's kernel time
         const double over = r.call_timed ? f.call_us : 0;
-        const double ratio = estimate(r.shape, *g, f.params).us / estimate(o.shape, *origin, f.params).us;  // kernel times
+        // Kernel times; the origin's library efficiency is known (it is in training), the left-out GPU's is not.
+        const double ratio = estimate(r.shape, *g, f.params).us /
+                             estimate(o.shape, *origin, f.params, kappa_of(cal, origin, o.shape.transposed_b)).us;
         e.ratio += std::abs((std::max(o_kernel, 0.1) * ratio + over) / r.measured_us - 1);
         e.same += std::abs(o.measured_us / r.measured_us - 1);
         e.flops += std::abs(o.measured_us * origin->fp32_tflops() / g->fp32_tflops() / r.measured_us - 1);
@@ -174,6 +215,7 @@ struct ErrorRow {
       }
       if (e.n == 0) continue;
       e.model /= double(e.n);
+      e.calibrated /= double(e.n);
       const double p = double(std::max<std::size_t>(paired, 1));
       e.ratio /= p, e.same /= p, e.flops /= p, e.bandwidth /= p;
       if (paired == 0) e.ratio = e.same = e.flops = e.bandwidth = std::nan("");

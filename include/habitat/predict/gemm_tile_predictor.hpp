@@ -1,0 +1,83 @@
+#pragma once
+// Kernel-varying GEMMs (mm, addmm, bmm, baddbmm, linear) by the tile model's ratio: their math kernels take
+// origin time x tile(dest) / tile(origin), so the model's systematic error cancels and the kernel the
+// destination's library would pick is predicted from its tile waves. By default only GEMM launches that
+// cannot run on the destination go to it (measured across generations, roofline scaling carries a GEMM
+// that still fits better: README, "Across GPU generations"); TileUse::every_gemm sends all of them. Every
+// other kernel goes to the base predictor (roofline scaling, wave scaling, or a hybrid with learned models).
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "habitat/concepts.hpp"
+#include "habitat/mlp/trace_ops.hpp"
+#include "habitat/predict/gemm_tile.hpp"
+#include "habitat/predict/gemm_tile_fit.hpp"
+#include "habitat/predict/kernel_work.hpp"
+#include "habitat/predict/wave_scaling.hpp"
+
+namespace habitat::gemm {
+
+// The fitted library efficiency of a GPU for FP32 GEMMs of a layout; 1 for GPUs never measured and for
+// tensor-core GEMMs (calibrated on FP32 timings only).
+[[nodiscard]] inline double library_efficiency(const Device& g, const Shape& s) {
+  if (s.precision != Precision::fp32) return 1.0;
+  for (const auto& c : calibrations)
+    if (c.gpu == g.name) return s.transposed_b ? c.tn : c.nn;
+  return 1.0;
+}
+
+// Which GEMM kernels the tile model takes: every one, or only those whose launch cannot run on the
+// destination (the library would pick another kernel there: predict the operation, not the launch).
+enum class TileUse { every_gemm, unfit_launches };
+
+template <class Base>
+  requires KernelPredictor<Base>
+class TilePredictor {
+ public:
+  TilePredictor(Base base, const Trace& t, TileUse use = TileUse::unfit_launches, Params params = fitted)
+      : base_(std::move(base)), use_(use), params_(params), shape_(t.ops.size()), math_(t.kernels.size()) {
+    const auto qs = mlp::op_queries(t);
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      const auto& q = qs[i];
+      if (!q || (q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)) continue;
+      Shape s{q->dims[0], q->dims[1], q->dims[2], q->dims[3], q->op == ops::OpKind::linear, q->op == ops::OpKind::linear};
+      s.elem_bytes = ops::dtype_bytes(q->dtype);
+      shape_[i] = s;
+    }
+    for (std::size_t i = 0; i < t.kernels.size(); ++i) math_[i] = detail::is_math_kernel(t.kernels[i].name);
+    first_ = t.kernels.data();
+  }
+
+  [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
+    const KernelPrediction base = base_.predict(k, w, origin, dest);
+    const bool unfit = base.method == Method::roofline_operation || base.method == Method::wave_scaling_sm_ratio;
+    if ((use_ == TileUse::every_gemm || unfit) && k.kind == GpuWorkKind::kernel && k.op >= 0 && shape_[static_cast<std::size_t>(k.op)] &&
+        is_math(k)) {
+      Shape s = *shape_[static_cast<std::size_t>(k.op)];
+      s.precision = w.precision;  // TF32 or BF16 where the kernel ran on tensor cores
+      const double o = estimate(s, origin, params_, library_efficiency(origin, s)).us;
+      const double d = estimate(s, dest, params_, library_efficiency(dest, s)).us;
+      if (o > 0 && std::isfinite(d / o)) return {k.duration_us * d / o, Method::tile_model, 0};
+    }
+    return base;
+  }
+
+ private:
+  [[nodiscard]] bool is_math(const Kernel& k) const {
+    // A kernel of the trace this predictor was built for: its class was computed once.
+    const std::less_equal<const Kernel*> le;
+    if (!math_.empty() && le(first_, &k) && le(&k, first_ + (math_.size() - 1))) return math_[static_cast<std::size_t>(&k - first_)];
+    return detail::is_math_kernel(k.name);
+  }
+
+  Base base_;
+  TileUse use_;
+  Params params_;
+  std::vector<std::optional<Shape>> shape_;  // per trace operation: the GEMM it is or sits in
+  std::vector<char> math_;
+  const Kernel* first_ = nullptr;
+};
+
+}  // namespace habitat::gemm
