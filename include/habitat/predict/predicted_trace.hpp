@@ -33,15 +33,19 @@ struct PredictedTrace {
   std::size_t model_declined_ops = 0;  // operations a learned model covers but declined (outside its training range)
   std::string model_declined_reason;
 
-  // Share of the origin's GPU time each method predicted, largest first ("roofline 81%, MLP 19%").
+  std::map<Method, double> origin_us_by_method;
+
+  // Share of the origin's GPU time each method predicted, largest first ("roofline 81%, tile 19%").
   [[nodiscard]] std::string method_summary() const {
-    std::string s;
+    std::vector<std::pair<double, Method>> v;
     double total = 0;
-    for (const auto& r : by_method) total += r.origin_us;
-    for (const auto& r : by_method) {
-      const double pct = total > 0 ? 100 * r.origin_us / total : 0;
+    for (const auto& [m, us] : origin_us_by_method) v.emplace_back(us, m), total += us;
+    std::sort(v.rbegin(), v.rend());
+    std::string s;
+    for (const auto& [us, m] : v) {
+      const double pct = total > 0 ? 100 * us / total : 0;
       if (pct < 0.5) continue;
-      s += (s.empty() ? "" : ", ") + r.key.substr(0, r.key.find(' ')) + " " + std::to_string(int(std::lround(pct))) + "%";
+      s += (s.empty() ? "" : ", ") + std::string(short_name(m)) + " " + std::to_string(int(std::lround(pct))) + "%";
     }
     return s;
   }
@@ -123,6 +127,7 @@ template <class Predictor>
     const Kernel& k = t.kernels[i];
     const KernelPrediction kp = guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
+    out.origin_us_by_method[kp.method] += k.duration_us;
     out.gpu_active_us += kp.duration_us;
     auto [it, fresh] = labels.try_emplace(k.op);
     if (fresh) it->second = operation_label(t, k.op);

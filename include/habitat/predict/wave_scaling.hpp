@@ -36,6 +36,21 @@ enum class Method {
   return "?";
 }
 
+// A word or two for tables ("roofline 81%, tile 19%").
+[[nodiscard]] constexpr const char* short_name(Method m) {
+  switch (m) {
+    case Method::wave_scaling: return "wave";
+    case Method::wave_scaling_sm_ratio: return "wave-SM-ratio";
+    case Method::bandwidth_scaling: return "bandwidth";
+    case Method::host_transfer: return "host-copy";
+    case Method::mlp_ratio: return "MLP";
+    case Method::roofline_scaling: return "roofline";
+    case Method::roofline_operation: return "roofline-op";
+    case Method::tile_model: return "tile";
+  }
+  return "?";
+}
+
 struct KernelPrediction {
   double duration_us = 0;
   Method method = Method::wave_scaling;

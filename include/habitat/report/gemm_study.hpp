@@ -209,9 +209,12 @@ struct ErrorRow {
         const double ratio = estimate(r.shape, *g, f.params).us /
                              estimate(o.shape, *origin, f.params, kappa_of(cal, origin, o.shape.transposed_b)).us;
         e.ratio += std::abs((std::max(o_kernel, 0.1) * ratio + over) / r.measured_us - 1);
-        e.same += std::abs(o.measured_us / r.measured_us - 1);
-        e.flops += std::abs(o.measured_us * origin->fp32_tflops() / g->fp32_tflops() / r.measured_us - 1);
-        e.bandwidth += std::abs(o.measured_us * origin->sustained_bandwidth_gbps() / g->sustained_bandwidth_gbps() / r.measured_us - 1);
+        // Baselines scale the origin's kernel time and add the same call overhead where the destination's
+        // rows were timed as calls, so every column compares like with like.
+        auto base = [&](double factor) { return std::abs((std::max(o_kernel, 0.1) * factor + over) / r.measured_us - 1); };
+        e.same += base(1);
+        e.flops += base(origin->fp32_tflops() / g->fp32_tflops());
+        e.bandwidth += base(origin->sustained_bandwidth_gbps() / g->sustained_bandwidth_gbps());
       }
       if (e.n == 0) continue;
       e.model /= double(e.n);
