@@ -11,8 +11,15 @@
 
 #include "habitat/device/catalog.hpp"
 #include "habitat/report/gemm_study.hpp"
+#include "habitat/report/op_study.hpp"
 
 using namespace habitat;
+
+static std::string report_pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * v);
+  return b;
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"habitat-gemm-study: fit and validate the GEMM tile model across GPU generations"};
@@ -20,16 +27,21 @@ int main(int argc, char** argv) {
   int iterations = 300;
   std::size_t bmm_every = 8;
   double check_limit = 0;
+  std::string part = "all";
   app.add_option("--public", public_dir, "NeuSight's public data folder (with train/linear, train/bmm)")->required();
   app.add_option("--opdata", opdata_dir, "habitat's measurements (<gpu>_neusight/{linear,bmm}.csv)");
   app.add_option("--write-params", params_out, "write the constants fitted on every GPU as a C++ header");
   app.add_option("--iterations", iterations, "Nelder-Mead iterations per fit");
   app.add_option("--bmm-every", bmm_every, "use every n-th bmm configuration (the public bmm set is 3x the others)");
   app.add_option("--check", check_limit, "exit 1 if any GPU's ratio-method or direct error (whichever is lower) exceeds this share");
+  app.add_option("--part", part, "gemm (the tile model), ops (the physics op model for the other operations) or all")
+      ->check(CLI::IsMember({"gemm", "ops", "all"}));
   CLI11_PARSE(app, argc, argv);
   try {
     if (!std::filesystem::is_directory(public_dir)) throw make_error(public_dir, "", "not a folder (NeuSight's public data)");
     const Catalog cat = Catalog::builtin();
+    bool ok = true;
+    if (part != "ops") {
     const auto rows = gemm::load_rows(cat, public_dir, opdata_dir, bmm_every);
     std::fprintf(stderr, "habitat-gemm-study: %zu measured configurations; fitting ...\n", rows.size());
     const auto all = gemm::fit(rows, nullptr, iterations);
@@ -61,11 +73,23 @@ int main(int argc, char** argv) {
     std::printf("Leave-one-GPU-out, MAPE of the op's latency (model fitted without that GPU):\n\n");
     std::printf("| GPU | op | n | unseen GPU: tile model | unseen: ratio from origin | origin | in training, calibrated | same time | FLOPS ratio | "
                 "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");
-    bool ok = true;
     for (const auto& e : gemm::leave_one_gpu_out(rows, cat, iterations)) {
       std::printf("| %s | %s | %zu | %.1f%% | %.1f%% | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% |\n", e.gpu.c_str(), e.op.c_str(), e.n,
                   100 * e.model, 100 * e.ratio, e.origin.c_str(), 100 * e.calibrated, 100 * e.same, 100 * e.flops, 100 * e.bandwidth);
       if (check_limit > 0 && std::min(e.model, std::isnan(e.ratio) ? e.model : e.ratio) > check_limit) ok = false;
+    }
+    }
+    if (part == "gemm") return ok ? 0 : 1;
+    // The other operations: the physics op model, leaving one GPU out of the roofline shares.
+    const auto op_rows = opstudy::load_rows(cat, public_dir, opdata_dir);
+    std::printf("\nOther operations: the physics op model (%zu configurations), leaving one GPU out, MAPE:\n\n", op_rows.size());
+    std::printf("| GPU | op | n | roofline share (without it) | physics model | ratio from origin | origin | same time | FLOPS ratio | "
+                "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    auto pct = [](double v, bool have) { return have ? report_pct(v) : std::string("-"); };
+    for (const auto& e : opstudy::leave_one_gpu_out(op_rows, cat)) {
+      const bool p = e.paired > 0;
+      std::printf("| %s | %s | %zu | %.2f | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, e.share, report_pct(e.model).c_str(),
+                  pct(e.ratio, p).c_str(), p ? e.origin.c_str() : "-", pct(e.same, p).c_str(), pct(e.flops, p).c_str(), pct(e.bandwidth, p).c_str());
     }
     return ok ? 0 : 1;
   } catch (const habitat::error& e) {

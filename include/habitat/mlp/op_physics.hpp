@@ -18,6 +18,9 @@ namespace habitat::mlp {
 struct OpPhysicsShares {
   double gemm = 0.65, conv = 0.85, norm = 0.64, softmax = 0.79, elementwise = 0.97;
   double call_ms = 0.03;  // one timed call of a tiny op (launch and event overhead)
+  // The shortest a kernel runs: the median `add` kernel of configurations under 20k elements on habitat's
+  // H100 (data/opdata/h100_neusight, CUPTI kernel durations: 1.25 us).
+  double kernel_floor_ms = 0.00125;
 };
 inline constexpr OpPhysicsShares op_physics_shares{};
 
@@ -45,13 +48,22 @@ inline constexpr OpPhysicsShares op_physics_shares{};
   return op_physics_shares.gemm;
 }
 
-// Milliseconds of one timed call of the operation on g; never below the op's roofline bound.
-[[nodiscard]] inline double physics_op_ms(const OpQuery& q, const Device& g) {
+// The op's work at what g sustains (ms): the numerator of every physics op time.
+[[nodiscard]] inline double sustained_roofline_ms(const OpQuery& q, const Device& g) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  const auto p = op_precision(q);
-  const double sustained = roofline_sustained(w.flops, w.bytes, p, g).bound_us() / 1e3;
-  const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(p, g), g).bound_us() / 1e3;
-  return std::max(bound, op_physics_shares.call_ms + sustained / roofline_share(q.op));
+  return roofline_sustained(w.flops, w.bytes, op_precision(q), g).bound_us() / 1e3;
+}
+
+// Milliseconds of the op's kernels on g at a given share of the sustained roofline; never below its bound.
+[[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share) {
+  const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
+  const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+  return std::max(bound, op_physics_shares.kernel_floor_ms + sustained_roofline_ms(q, g) / share);
+}
+
+// Milliseconds of one timed call of the operation on g (kernels plus the call's overhead).
+[[nodiscard]] inline double physics_op_ms(const OpQuery& q, const Device& g) {
+  return op_physics_shares.call_ms + physics_kernel_ms(q, g, roofline_share(q.op));
 }
 
 }  // namespace habitat::mlp
