@@ -6,6 +6,7 @@
 #include "habitat/kineto/reader.hpp"
 #include "habitat/mlp/eigen_backend.hpp"
 #include "habitat/mlp/hybrid.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
 #if HABITAT_HAS_TORCH
 #include "habitat/libtorch/torch_backend.hpp"
 #endif
@@ -34,8 +35,23 @@ void BM_PredictOne(benchmark::State& s) {
   for (auto _ : s) benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, dest, Predictor{}));
   s.counters["kernels"] = double(t.kernels.size());
 }
+BENCHMARK(BM_PredictOne<habitat::RooflineScaling>)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PredictOne<habitat::DefaultWaveScaling>)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PredictOne<habitat::PaperWaveScaling>)->Unit(benchmark::kMicrosecond);
+
+// The GEMM tile model for every matmul (nine candidate tiles, origin and destination, per GEMM kernel).
+void BM_PredictOneTile(benchmark::State& s) {
+  const auto cat = habitat::Catalog::builtin();
+  const auto t = habitat::kineto::read_trace(kTrace);
+  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
+  const auto work = habitat::kernel_work(t);
+  const auto& dest = cat.at("A100 SXM4 80GB");
+  for (auto _ : s) {
+    const habitat::gemm::TilePredictor p(habitat::RooflineScaling{}, t, habitat::gemm::TileUse::every_gemm);
+    benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, dest, p));
+  }
+}
+BENCHMARK(BM_PredictOneTile)->Unit(benchmark::kMicrosecond);
 
 void BM_PredictCatalog(benchmark::State& s) {
   const auto cat = habitat::Catalog::builtin();
@@ -43,7 +59,7 @@ void BM_PredictCatalog(benchmark::State& s) {
   const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
   const auto work = habitat::kernel_work(t);
   for (auto _ : s)
-    for (const auto& d : cat.devices()) benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, d, habitat::DefaultWaveScaling{}));
+    for (const auto& d : cat.devices()) benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, d, habitat::RooflineScaling{}));
   s.counters["devices"] = double(cat.devices().size());
 }
 BENCHMARK(BM_PredictCatalog)->Unit(benchmark::kMillisecond);

@@ -1,0 +1,69 @@
+// The GEMM tile model: physically sensible on its own (monotone in work, never below the roofline, tiles
+// that fit the problem), its ratio in traces, and where the default predictor uses it.
+#include <catch2/catch.hpp>
+
+#include "fixtures.hpp"
+#include "habitat/habitat.hpp"
+#include "habitat/kineto/reader.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
+
+using namespace habitat;
+
+TEST_CASE("tile model: more work takes longer, never below the roofline, on every catalog GPU", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  for (const auto& g : cat.devices()) {
+    INFO(g.name);
+    double last = 0;
+    for (double k : {64.0, 256.0, 1024.0, 4096.0, 16384.0}) {
+      const gemm::Shape s{1, 4096, 4096, k};
+      const auto e = gemm::estimate(s, g, gemm::fitted);
+      CHECK(std::isfinite(e.us));
+      CHECK(e.us > last);
+      const double bound = roofline_bound(2 * 4096.0 * 4096 * k, 4 * (4096.0 * k * 2 + 4096.0 * 4096), Precision::tf32, g).bound_us();
+      CHECK(e.us >= bound);
+      last = e.us;
+    }
+    // BF16 on tensor cores is faster than FP32 where the GPU has them.
+    gemm::Shape f{1, 8192, 8192, 8192}, b = f;
+    b.precision = Precision::bf16, b.elem_bytes = 2;
+    if (g.tensor.bf16 > 0) CHECK(gemm::estimate(b, g, gemm::fitted).us < gemm::estimate(f, g, gemm::fitted).us);
+  }
+}
+
+TEST_CASE("tile model: small problems pick small tiles, large ones large tiles", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  const auto& a100 = cat.at("A100 PCIe 40GB");
+  const auto small = gemm::estimate({1, 32, 32, 4096}, a100, gemm::fitted);
+  const auto large = gemm::estimate({1, 8192, 8192, 4096}, a100, gemm::fitted);
+  CHECK(small.tile.tm * small.tile.tn < large.tile.tm * large.tile.tn);
+  CHECK(large.waves > small.waves);
+}
+
+TEST_CASE("tile model in a trace: every GEMM kernel by its ratio, or only launches that do not fit", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  const Trace t = kineto::read_trace(test::fixture("h100", "encoder_fp32_b16"));
+  const Device o = resolve_origin(cat, t, std::nullopt);
+  const auto work = kernel_work(t);
+  const auto& t4 = cat.at("T4");
+  const auto every = predict_trace(t, work, o, t4, gemm::TilePredictor(RooflineScaling{}, t, gemm::TileUse::every_gemm));
+  const auto unfit = predict_trace(t, work, o, t4, gemm::TilePredictor(RooflineScaling{}, t));
+  const auto plain = predict_trace(t, work, o, t4, RooflineScaling{});
+  CHECK(every.origin_us_by_method.count(Method::tile_model));
+  CHECK(every.origin_us_by_method.at(Method::tile_model) > 0.3 * t.gpu_active_us());  // a transformer: mostly GEMMs
+  // Without unfit launches the default equals roofline scaling kernel for kernel.
+  for (std::size_t i = 0; i < t.kernels.size(); ++i)
+    if (plain.kernels[i].method != Method::roofline_operation) CHECK(unfit.kernels[i].duration_us == plain.kernels[i].duration_us);
+  // Onto its own GPU the ratio is 1.
+  const auto same = predict_trace(t, work, o, o, gemm::TilePredictor(RooflineScaling{}, t, gemm::TileUse::every_gemm));
+  for (std::size_t i = 0; i < t.kernels.size(); ++i)
+    if (same.kernels[i].method == Method::tile_model) CHECK(same.kernels[i].duration_us == Approx(t.kernels[i].duration_us));
+}
+
+TEST_CASE("library efficiency applies to FP32 GEMMs of measured GPUs only", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  gemm::Shape s{1, 1024, 1024, 1024, true, true};
+  CHECK(gemm::library_efficiency(cat.at("L4"), s) == 1.0);  // never measured
+  CHECK(gemm::library_efficiency(cat.at("P4"), s) != 1.0);
+  s.precision = Precision::bf16;
+  CHECK(gemm::library_efficiency(cat.at("P4"), s) == 1.0);
+}
