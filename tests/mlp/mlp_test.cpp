@@ -84,7 +84,7 @@ TEST_CASE("malformed weight files are errors that name the file", "[mlp]") {
   CHECK_THROWS_WITH(mlp::read_safetensors(f16), Catch::Contains("F32"));
 }
 
-TEST_CASE("operation rows in NeuSight's layout; bad rows name the line and column", "[mlp]") {
+TEST_CASE("operation rows in NeuSight's layout, and bad rows name the line and column", "[mlp]") {
   const auto ok = test::write_temp("ops.csv",
                                    "OPName,Latency,Device,Kernel Name,B,M,N,K\n"
                                    "linear,0.5,Tesla T4,\"volta_sgemm, quoted\",1,128,256,512\n"
@@ -103,7 +103,7 @@ TEST_CASE("operation rows in NeuSight's layout; bad rows name the line and colum
   CHECK_THROWS_WITH(mlp::read_op_csv(missing), Catch::Contains("no column 'K'"));
 }
 
-TEST_CASE("ratio method: same origin and destination returns the measurement; unknown GPUs are errors", "[mlp]") {
+TEST_CASE("ratio method: same origin and destination returns the measurement, unknown GPUs are errors", "[mlp]") {
   const auto cat = Catalog::builtin();
   const auto set = mlp::ModelSet<mlp::EigenBackend>::load_dir(models_dir);
   const auto path = test::write_temp("ratio.csv", "OPName,Device,B,M,N,K,measured\nlinear,H100 SXM,1,512,1024,2048,0.123\n"
@@ -111,7 +111,7 @@ TEST_CASE("ratio method: same origin and destination returns the measurement; un
   const auto csv = mlp::read_op_csv(path);
   const auto p = mlp::predict_rows(csv, set, cat, mlp::RatioSource{&cat.at("H100 SXM"), "measured"});
   CHECK(*p[0].ms == Approx(0.123));
-  CHECK(p[0].method == "mlp-ratio");
+  CHECK(p[0].method == "tile-ratio");  // GEMM rows go to the tile model
   CHECK(*p[1].ms == Approx(0.2 * 3350.0 / 4800.0));
   CHECK(p[1].method == "bandwidth-ratio");
   const auto unknown = test::write_temp("unknown_gpu.csv", "OPName,Device,B,M,N,K\nlinear,Quantum 9000,1,2,3,4\n");

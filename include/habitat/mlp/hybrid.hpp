@@ -26,8 +26,10 @@ class HybridPredictor {
     using Key = std::tuple<ops::Pass, ops::DataType, ops::Dims>;
     std::map<ops::OpKind, std::map<Key, std::pair<OpQuery, std::vector<std::size_t>>>> distinct;
     const auto queries = op_queries(t);
+    // GEMMs are left to the physics (roofline scaling and the tile model): the shipped linear/bmm MLPs
+    // learned NeuSight's public rows with their N and K swapped (README, "Learned operation models").
     for (std::size_t i = 0; i < queries.size(); ++i)
-      if (const auto& q = queries[i]; q && models.find(q->op))
+      if (const auto& q = queries[i]; q && models.find(q->op) && q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)
         distinct[q->op].try_emplace(Key{q->pass, q->dtype, q->dims}, *q, std::vector<std::size_t>{}).first->second.second.push_back(i);
     for (const auto& [op, configs] : distinct) {
       std::vector<OpQuery> qs;
