@@ -48,6 +48,7 @@ class TilePredictor {
     }
     for (std::size_t i = 0; i < t.kernels.size(); ++i) math_[i] = detail::is_math_kernel(t.kernels[i].name);
     first_ = t.kernels.data();
+    cache_.resize(t.ops.size());
   }
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
@@ -55,11 +56,16 @@ class TilePredictor {
     const bool unfit = base.method == Method::roofline_operation || base.method == Method::wave_scaling_sm_ratio;
     if ((use_ == TileUse::every_gemm || unfit) && k.kind == GpuWorkKind::kernel && k.op >= 0 && shape_[static_cast<std::size_t>(k.op)] &&
         is_math(k)) {
-      Shape s = *shape_[static_cast<std::size_t>(k.op)];
-      s.precision = w.precision;  // TF32 or BF16 where the kernel ran on tensor cores
-      const double o = estimate(s, origin, params_, library_efficiency(origin, s)).us;
-      const double d = estimate(s, dest, params_, library_efficiency(dest, s)).us;
-      if (o > 0 && std::isfinite(d / o)) return {k.duration_us * d / o, Method::tile_model, 0};
+      // Kernels of one GEMM share its ratio: computed once per operation, precision and GPU pair.
+      auto& c = cache_[static_cast<std::size_t>(k.op)];
+      if (!c.valid || c.precision != w.precision || c.origin != &origin || c.dest != &dest) {
+        Shape s = *shape_[static_cast<std::size_t>(k.op)];
+        s.precision = w.precision;  // TF32 or BF16 where the kernel ran on tensor cores
+        const double o = estimate(s, origin, params_, library_efficiency(origin, s)).us;
+        const double d = estimate(s, dest, params_, library_efficiency(dest, s)).us;
+        c = {true, w.precision, &origin, &dest, o > 0 ? d / o : std::nan("")};
+      }
+      if (std::isfinite(c.ratio)) return {k.duration_us * c.ratio, Method::tile_model, 0};
     }
     return base;
   }
@@ -78,6 +84,13 @@ class TilePredictor {
   std::vector<std::optional<Shape>> shape_;  // per trace operation: the GEMM it is or sits in
   std::vector<char> math_;
   const Kernel* first_ = nullptr;
+  struct Cached {
+    bool valid = false;
+    Precision precision = Precision::fp32;
+    const Device *origin = nullptr, *dest = nullptr;
+    double ratio = 0;
+  };
+  mutable std::vector<Cached> cache_;  // per trace operation (so one predictor serves one thread)
 };
 
 }  // namespace habitat::gemm
