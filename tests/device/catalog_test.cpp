@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "habitat/device/catalog.hpp"
 
 using habitat::Catalog;
@@ -110,7 +112,17 @@ TEST_CASE("old-style peak figures in user files become per-SM rates", "[catalog]
   CHECK(d.fp32_lanes_per_sm == Approx(128));
   CHECK(d.tensor.tf32 == 0);  // same as FP32: no tensor datapath
   CHECK(d.tensor.bf16 == Approx(1024));
-  CHECK(d.sustained_bandwidth_gbps() == 1000);
+  CHECK(d.sustained_bandwidth_gbps() == Approx(1000 * habitat::Device::typical_sustained_bandwidth_share));  // no measurement
   CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "Mine", "measured_bandwidth_gbps": 0}]})", "u.json"),
                     Catch::Contains("measured_bandwidth_gbps"));
+}
+
+TEST_CASE("the typical sustained bandwidth share is the median of the catalog's measured ones", "[catalog]") {
+  const Catalog c = Catalog::builtin();
+  std::vector<double> shares;
+  for (const auto& d : c.devices())
+    if (d.bandwidth_measured_source.find("estimate") == std::string::npos) shares.push_back(*d.bandwidth_measured_gbps / d.bandwidth_spec_gbps);
+  REQUIRE(shares.size() >= 7);
+  std::sort(shares.begin(), shares.end());
+  CHECK(shares[shares.size() / 2] == Approx(habitat::Device::typical_sustained_bandwidth_share).margin(0.02));
 }

@@ -95,8 +95,13 @@ struct Device {
   }
   // What a kernel can sustain: FLOP/clk/SM x SMs x load clock.
   [[nodiscard]] double sustained_tflops(Precision p) const { return flops_per_clk_per_sm(p) * sms * load_clock_mhz(p) * 1e-6; }
-  // Sustained DRAM bandwidth: measured (or derived/estimated, see the source) where known, else the spec.
-  [[nodiscard]] double sustained_bandwidth_gbps() const { return bandwidth_measured_gbps.value_or(bandwidth_spec_gbps); }
+  // Sustained DRAM bandwidth: measured (or derived/estimated, see the source) where known, else the spec
+  // times the typical sustained share (so a user's GPU without a measurement is not compared at spec
+  // against measured ones).
+  static constexpr double typical_sustained_bandwidth_share = 0.82;  // median of measured/spec over the catalog's measured GPUs
+  [[nodiscard]] double sustained_bandwidth_gbps() const {
+    return bandwidth_measured_gbps.value_or(bandwidth_spec_gbps * typical_sustained_bandwidth_share);
+  }
 };
 
 // Bandwidths of two GPUs compared like with like: measured on both where both are measured, else the
