@@ -115,6 +115,11 @@ TEST_CASE("old-style peak figures in user files become per-SM rates", "[catalog]
   CHECK(d.sustained_bandwidth_gbps() == Approx(1000 * habitat::Device::typical_sustained_bandwidth_share));  // no measurement
   CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "Mine", "measured_bandwidth_gbps": 0}]})", "u.json"),
                     Catch::Contains("measured_bandwidth_gbps"));
+  CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "Mine", "sustained_clock_mhz": -5}]})", "u.json"),
+                    Catch::Contains("devices[0] (Mine)") && Catch::Contains("sustained_clock_mhz"));
+  CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "Mine", "fp32_lanes_per_sm": 0}]})", "u.json"), Catch::Contains("fp32_lanes_per_sm"));
+  CHECK_THROWS_WITH(c.merge_json(R"({"devices": [{"name": "Mine", "tensor_flops_per_clk_per_sm": {"bf16": -1}}]})", "u.json"),
+                    Catch::Contains("bf16"));
 }
 
 TEST_CASE("the typical sustained bandwidth share is the median of the catalog's measured ones", "[catalog]") {

@@ -112,7 +112,7 @@ TEST_CASE("ratio method: same origin and destination returns the measurement, un
   const auto p = mlp::predict_rows(csv, set, cat, mlp::RatioSource{&cat.at("H100 SXM"), "measured"});
   CHECK(*p[0].ms == Approx(0.123));
   CHECK(p[0].method == "tile-ratio");  // GEMM rows go to the tile model
-  CHECK(*p[1].ms == Approx(0.2 * 3350.0 / 4800.0));
+  CHECK(*p[1].ms == Approx(0.2 * cat.at("H100 SXM").sustained_bandwidth_gbps() / cat.at("H200").sustained_bandwidth_gbps()));
   CHECK(p[1].method == "bandwidth-ratio");
   const auto unknown = test::write_temp("unknown_gpu.csv", "OPName,Device,B,M,N,K\nlinear,Quantum 9000,1,2,3,4\n");
   CHECK_THROWS_WITH(mlp::predict_rows(mlp::read_op_csv(unknown), set, cat), Catch::Contains("line 2") && Catch::Contains("Quantum 9000"));

@@ -57,9 +57,14 @@ int main(int argc, char** argv) {
           << p.e_max << ", " << p.k_half << ", " << p.alpha << ", " << p.e_mem << ", " << p.fixed_cycles << ", " << p.legacy_tn << ", "
           << p.resident << "};\n// Overhead of one timed call in NeuSight's protocol (CUDA events around one call; not part of a kernel).\n"
           << "inline constexpr double fitted_call_us = " << all.call_us << ";\n\n// Library efficiency of the measured GPUs (median over GEMMs of >= 1 GFLOP; nn: bmm, tn: linear); other GPUs: 1.\n"
-          << "inline constexpr std::array<Calibration, " << cal.size() / 2 << "> calibrations{{";
+          ;
+      // A GPU measured in one layout only keeps 1 for the other.
       std::map<std::string, std::pair<double, double>> by_name;
-      for (const auto& [key, k] : cal) (key.second ? by_name[key.first->name].second : by_name[key.first->name].first) = k;
+      for (const auto& [key, k] : cal) {
+        auto [it, fresh] = by_name.try_emplace(key.first->name, 1.0, 1.0);
+        (key.second ? it->second.second : it->second.first) = k;
+      }
+      out << "inline constexpr std::array<Calibration, " << by_name.size() << "> calibrations{{";
       bool first = true;
       for (const auto& [name, k] : by_name) {
         out << (first ? "" : ", ") << "{\"" << name << "\", " << k.first << ", " << k.second << "}";

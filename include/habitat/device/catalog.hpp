@@ -164,6 +164,14 @@ class Catalog {
     num("bandwidth_gbps", d.bandwidth_spec_gbps);
     if (auto v = opt_number(o, "measured_bandwidth_gbps", at)) d.bandwidth_measured_gbps = *v;
     if (auto v = opt_string(o, "measured_bandwidth_source", at)) d.bandwidth_measured_source = *v;
+    // The per-SM physics must be positive where given; a clock of 0 means "the boost clock" (it resets an
+    // override), a tensor rate of 0 "no such datapath".
+    for (std::string_view key : {"fp32_lanes_per_sm", "fp64_lanes_per_sm", "tdp_w"})
+      if (auto v = opt_number(o, key, at); v && !(*v > 0))
+        throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be a positive number");
+    for (std::string_view key : {"tensor_clock_mhz", "sustained_clock_mhz"})
+      if (auto v = opt_number(o, key, at); v && !(*v >= 0))
+        throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be 0 (the boost clock) or a positive number");
     num("tensor_clock_mhz", d.tensor_clock_mhz);
     num("sustained_clock_mhz", d.sustained_clock_mhz);
     if (auto v = opt_string(o, "sustained_clock_source", at)) d.sustained_clock_source = *v;
@@ -173,8 +181,14 @@ class Catalog {
     if (const auto* t = o.if_contains("tensor_flops_per_clk_per_sm")) {
       if (!t->is_object()) throw make_error(at.file, at.place, "field 'tensor_flops_per_clk_per_sm' must be an object");
       const detail::JsonPlace tat{at.file, at.place + ".tensor_flops_per_clk_per_sm"};
+      for (const auto& [key, v] : t->get_object())
+        if (key != "tf32" && key != "fp16" && key != "bf16" && key != "fp8")
+          throw make_error(tat.file, tat.place, "unknown datapath '" + std::string(key) + "' (tf32, fp16, bf16, fp8)");
       for (auto [key, field] : {std::pair{"tf32", &d.tensor.tf32}, {"fp16", &d.tensor.fp16}, {"bf16", &d.tensor.bf16}, {"fp8", &d.tensor.fp8}})
-        if (auto v = opt_number(t->get_object(), key, tat)) *field = *v;
+        if (auto v = opt_number(t->get_object(), key, tat)) {
+          if (!(*v >= 0)) throw make_error(tat.file, tat.place, std::string("'") + key + "' must be 0 (none) or positive");
+          *field = *v;
+        }
     }
     if (const auto* ds = o.if_contains("datasheet")) {
       if (!ds->is_object()) throw make_error(at.file, at.place, "field 'datasheet' must be an object of peak figures");

@@ -80,7 +80,15 @@ struct Device {
     }
     return simt;
   }
-  [[nodiscard]] bool on_tensor_cores(Precision p) const { return p != Precision::fp32 && flops_per_clk_per_sm(p) != 2 * fp32_lanes_per_sm; }
+  [[nodiscard]] bool on_tensor_cores(Precision p) const {
+    switch (p) {
+      case Precision::fp32: return false;
+      case Precision::tf32: return tensor.tf32 > 0;
+      case Precision::fp16: return tensor.fp16 > 0;
+      case Precision::bf16: return tensor.bf16 > 0;
+    }
+    return false;
+  }
 
   [[nodiscard]] double peak_clock_mhz(Precision p) const {
     return on_tensor_cores(p) && tensor_clock_mhz > 0 ? tensor_clock_mhz : boost_clock_mhz;

@@ -3,27 +3,32 @@
 // work at what the GPU sustains (datapath x SMs x sustained clock; measured bandwidth), divided by the
 // share of that roofline such ops reach, plus the fixed cost of one timed call.
 //
-// Shares and the call cost are medians over NeuSight's public FP32 timings on P4, P100, T4, V100 and A100
-// (sitar-lab/NeuSight, MIT; configurations whose sustained-roofline time exceeds 0.2 ms for the shares, below
-// 2 us for the call cost), derived once; the rows are not shipped. They are shared by every GPU, so the
-// model has no per-GPU parameter that could be missing on an unseen one.
+// Shares are medians over NeuSight's public FP32 timings on P4, P100, T4, V100 and A100 (sitar-lab/NeuSight,
+// MIT; configurations whose sustained-roofline time exceeds 0.2 ms), derived once; the rows are not
+// shipped. `habitat-gemm-study --part ops` re-derives them leaving one GPU out, with habitat's H100/H200
+// measurements added. The call overhead is the one the GEMM tile model fitted to the same protocol. All
+// are shared by every GPU, so the model has no per-GPU parameter that could be missing on an unseen one.
 #include <algorithm>
 
 #include "habitat/device/device.hpp"
 #include "habitat/mlp/features.hpp"
+#include "habitat/predict/gemm_tile_fit.hpp"
 #include "habitat/predict/roofline.hpp"
 
 namespace habitat::mlp {
 
 struct OpPhysicsShares {
   double gemm = 0.65, conv = 0.85, norm = 0.64, softmax = 0.79, elementwise = 0.97;
-  double call_ms = 0.03;  // one timed call of a tiny op (launch and event overhead)
+  double call_ms = gemm::fitted_call_us / 1e3;  // one timed call's overhead (launch and events), NeuSight's protocol
   // The shortest a kernel runs: the median `add` kernel of configurations under 20k elements on habitat's
   // H100 (data/opdata/h100_neusight, CUPTI kernel durations: 1.25 us).
   double kernel_floor_ms = 0.00125;
 };
 inline constexpr OpPhysicsShares op_physics_shares{};
 
+// FP32 stays on the SIMT lanes, convolutions included: NeuSight's protocol turns TF32 off (their A100
+// convolutions ran FP32 kernels), and these shares were derived under it. (The MLP features assume cuDNN's
+// TF32 default instead; the roofline bound allows either.)
 [[nodiscard]] inline Precision op_precision(const OpQuery& q) {
   using ops::OpKind;
   const bool gemm_like = q.op != OpKind::batch_norm && q.op != OpKind::layer_norm && q.op != OpKind::softmax && q.op != OpKind::elementwise;

@@ -2,6 +2,7 @@
 // Predicts rows of operation configurations (habitat predict-ops): the forward latency of each row's
 // operation on its Device, either absolute from the learned model or, given a measured latency on an
 // origin GPU, by the paper's ratio method (origin x model(dest) / model(origin)).
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,11 +48,12 @@ template <MlpBackend B>
         throw make_error(csv.file, "line " + std::to_string(r.line) + ", column " + ratio->column, "'" + cell + "' is not a positive latency");
       origin_ms[i] = *v;
     }
-    if (r.op && (*r.op == ops::OpKind::linear || *r.op == ops::OpKind::bmm) && r.dtype == ops::DataType::fp32) {
+    if (r.op && (*r.op == ops::OpKind::linear || *r.op == ops::OpKind::bmm)) {
       // GEMMs: the tile model, as one timed call (NeuSight's protocol: the kernel plus a call's overhead).
       const auto& d = r.dims;
       gemm::Shape s{d[0], d[1], csv.neusight_layout() ? d[3] : d[2], csv.neusight_layout() ? d[2] : d[3], *r.op == ops::OpKind::linear,
                     *r.op == ops::OpKind::linear};
+      if (r.dtype == ops::DataType::bf16) s.precision = Precision::bf16, s.elem_bytes = ops::dtype_bytes(r.dtype);
       auto call_ms = [&](const Device& g) {
         return gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us / 1e3 + gemm::fitted_call_us / 1e3;
       };
@@ -59,11 +61,13 @@ template <MlpBackend B>
                      : RowPrediction{call_ms(*dest), "tile"};
     } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
-    } else if (ratio) {
-      // No model: the op streams memory, so scale by bandwidth, as wave scaling would.
-      out[i] = {origin_ms[i] * ratio->origin->bandwidth_spec_gbps / dest->bandwidth_spec_gbps, "bandwidth-ratio"};
     } else if (r.op) {
-      out[i] = {physics_op_ms(r.query(), *dest), "physics (no learned model)"};
+      const double d = physics_op_ms(r.query(), *dest);
+      out[i] = ratio ? RowPrediction{origin_ms[i] * d / physics_op_ms(r.query(), *ratio->origin), "physics-ratio (no learned model)"}
+                     : RowPrediction{d, "physics (no learned model)"};
+    } else if (ratio) {
+      // An operation habitat knows nothing of: assume it streams memory and scale by sustained bandwidth.
+      out[i] = {origin_ms[i] * ratio->origin->sustained_bandwidth_gbps() / dest->sustained_bandwidth_gbps(), "bandwidth-ratio"};
     } else {
       out[i] = {std::nullopt, "no model for op '" + r.op_name + "'"};
     }
@@ -85,11 +89,23 @@ template <MlpBackend B>
         const double o = learned ? *origin_model[j] : physics_op_ms(qs[j], *ratio->origin);
         out[i] = {origin_ms[i] * d / o, learned ? "mlp-ratio" : "physics-ratio (outside the model's training range)"};
       }
-      // No answer below the destination's roofline bound.
-      const auto w = ops::op_work(qs[j].op, qs[j].dims, qs[j].dtype, qs[j].pass);
-      const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(op_precision(qs[j]), *key.second), *key.second).bound_us() / 1e3;
-      if (*out[i].ms < bound) out[i] = {bound, out[i].method + ", raised to the roofline bound"};
     }
+  }
+  // Every answer, whoever gave it: finite, and never below the destination's roofline bound.
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    auto& p = out[i];
+    if (!p.ms) continue;
+    if (!std::isfinite(*p.ms) || *p.ms <= 0) {
+      p = {std::nullopt, p.method + ": no finite prediction"};
+      continue;
+    }
+    const auto& r = csv.rows[i];
+    if (!r.op) continue;
+    const Device& g = row_device(csv, r, catalog);
+    const auto q = r.query();
+    const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
+    const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+    if (*p.ms < bound) p = {bound, p.method + ", raised to the roofline bound"};
   }
   return out;
 }

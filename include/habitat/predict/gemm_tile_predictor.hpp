@@ -54,8 +54,8 @@ class TilePredictor {
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
     const KernelPrediction base = base_.predict(k, w, origin, dest);
     const bool unfit = base.method == Method::roofline_operation || base.method == Method::wave_scaling_sm_ratio;
-    if ((use_ == TileUse::every_gemm || unfit) && k.kind == GpuWorkKind::kernel && k.op >= 0 && shape_[static_cast<std::size_t>(k.op)] &&
-        is_math(k)) {
+    if ((use_ == TileUse::every_gemm || unfit) && k.kind == GpuWorkKind::kernel && k.op >= 0 &&
+        static_cast<std::size_t>(k.op) < shape_.size() && shape_[static_cast<std::size_t>(k.op)] && is_math(k)) {
       // Kernels of one GEMM share its ratio: computed once per operation, precision and GPU pair.
       auto& c = cache_[static_cast<std::size_t>(k.op)];
       if (!c.valid || c.precision != w.precision || c.origin != &origin || c.dest != &dest) {
