@@ -2,6 +2,7 @@
 // The device catalog: built-in GPUs (data/devices.json, embedded at build time) plus user files that add
 // or override devices. Lookup accepts names, aliases and the CUDA device names traces carry.
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -157,7 +158,10 @@ class Catalog {
     auto num = [&](std::string_view key, double& field) {
       if (auto v = opt_number(o, key, at)) field = *v;
     };
-    if (auto v = opt_number(o, "sms", at)) d.sms = static_cast<int>(*v);
+    if (auto v = opt_number(o, "sms", at)) {
+      if (!(*v >= 1 && *v <= 100000 && *v == std::floor(*v))) throw make_error(at.file, at.place, "field 'sms' must be a whole number from 1 to 100000");
+      d.sms = static_cast<int>(*v);
+    }
     num("base_clock_mhz", d.base_clock_mhz);
     num("boost_clock_mhz", d.boost_clock_mhz);
     num("memory_gib", d.memory_gib);
