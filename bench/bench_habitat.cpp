@@ -25,15 +25,20 @@ void BM_KernelWork(benchmark::State& s) {
 }
 BENCHMARK(BM_KernelWork)->Unit(benchmark::kMicrosecond);
 
+// What every prediction benchmark starts from: the catalog, the trace, its origin GPU and its work.
+struct Loaded {
+  habitat::Catalog cat = habitat::Catalog::builtin();
+  habitat::Trace t = habitat::kineto::read_trace(kTrace);
+  habitat::Device origin = habitat::resolve_origin(cat, t, std::nullopt);
+  std::vector<habitat::KernelWork> work = habitat::kernel_work(t);
+};
+
 template <class Predictor>
 void BM_PredictOne(benchmark::State& s) {
-  const auto cat = habitat::Catalog::builtin();
-  const auto t = habitat::kineto::read_trace(kTrace);
-  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
-  const auto work = habitat::kernel_work(t);
-  const auto& dest = cat.at("H200");
-  for (auto _ : s) benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, dest, Predictor{}));
-  s.counters["kernels"] = double(t.kernels.size());
+  const Loaded l;
+  const auto& dest = l.cat.at("H200");
+  for (auto _ : s) benchmark::DoNotOptimize(habitat::predict_trace(l.t, l.work, l.origin, dest, Predictor{}));
+  s.counters["kernels"] = double(l.t.kernels.size());
 }
 BENCHMARK(BM_PredictOne<habitat::RooflineScaling>)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PredictOne<habitat::DefaultWaveScaling>)->Unit(benchmark::kMicrosecond);
@@ -41,26 +46,20 @@ BENCHMARK(BM_PredictOne<habitat::PaperWaveScaling>)->Unit(benchmark::kMicrosecon
 
 // The GEMM tile model for every matmul (nine candidate tiles, origin and destination, per GEMM kernel).
 void BM_PredictOneTile(benchmark::State& s) {
-  const auto cat = habitat::Catalog::builtin();
-  const auto t = habitat::kineto::read_trace(kTrace);
-  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
-  const auto work = habitat::kernel_work(t);
-  const auto& dest = cat.at("A100 SXM4 80GB");
+  const Loaded l;
+  const auto& dest = l.cat.at("A100 SXM4 80GB");
   for (auto _ : s) {
-    const habitat::gemm::TilePredictor p(habitat::RooflineScaling{}, t, habitat::gemm::TileUse::every_gemm);
-    benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, dest, p));
+    const habitat::gemm::TilePredictor p(habitat::RooflineScaling{}, l.t, habitat::gemm::TileUse::every_gemm);
+    benchmark::DoNotOptimize(habitat::predict_trace(l.t, l.work, l.origin, dest, p));
   }
 }
 BENCHMARK(BM_PredictOneTile)->Unit(benchmark::kMicrosecond);
 
 void BM_PredictCatalog(benchmark::State& s) {
-  const auto cat = habitat::Catalog::builtin();
-  const auto t = habitat::kineto::read_trace(kTrace);
-  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
-  const auto work = habitat::kernel_work(t);
+  const Loaded l;
   for (auto _ : s)
-    for (const auto& d : cat.devices()) benchmark::DoNotOptimize(habitat::predict_trace(t, work, origin, d, habitat::RooflineScaling{}));
-  s.counters["devices"] = double(cat.devices().size());
+    for (const auto& d : l.cat.devices()) benchmark::DoNotOptimize(habitat::predict_trace(l.t, l.work, l.origin, d, habitat::RooflineScaling{}));
+  s.counters["devices"] = double(l.cat.devices().size());
 }
 BENCHMARK(BM_PredictCatalog)->Unit(benchmark::kMillisecond);
 
@@ -68,10 +67,8 @@ BENCHMARK(BM_PredictCatalog)->Unit(benchmark::kMillisecond);
 // origin and destination, then wave scaling for the other kernels. Same work for both backends.
 template <class Backend>
 void BM_PredictCatalogHybrid(benchmark::State& s) {
-  const auto cat = habitat::Catalog::builtin();
-  const auto t = habitat::kineto::read_trace(kTrace);
-  const auto origin = habitat::resolve_origin(cat, t, std::nullopt);
-  const auto work = habitat::kernel_work(t);
+  const Loaded l;
+  const auto& [cat, t, origin, work] = l;
   const auto models = habitat::mlp::ModelSet<Backend>::load_dir(std::string(HABITAT_FIXTURES) + "/../models");
   for (auto _ : s)
     for (const auto& d : cat.devices()) {

@@ -51,8 +51,8 @@ TEST_CASE("tile model in a trace: every GEMM kernel by its ratio, or only launch
   const auto every = predict_trace(t, work, o, t4, gemm::TilePredictor(RooflineScaling{}, t, gemm::TileUse::every_gemm));
   const auto unfit = predict_trace(t, work, o, t4, gemm::TilePredictor(RooflineScaling{}, t));
   const auto plain = predict_trace(t, work, o, t4, RooflineScaling{});
-  CHECK(every.origin_us_by_method.count(Method::tile_model));
-  CHECK(every.origin_us_by_method.at(Method::tile_model) > 0.3 * t.gpu_active_us());  // a transformer: mostly GEMMs
+  CHECK(every.origin_us(Method::tile_model) > 0);
+  CHECK(every.origin_us(Method::tile_model) > 0.3 * t.gpu_active_us());  // a transformer: mostly GEMMs
   // Without unfit launches the default equals roofline scaling kernel for kernel.
   for (std::size_t i = 0; i < t.kernels.size(); ++i)
     if (plain.kernels[i].method != Method::roofline_operation) CHECK(unfit.kernels[i].duration_us == plain.kernels[i].duration_us);

@@ -21,13 +21,17 @@ struct OpQuery {
   ops::Dims dims{};
 };
 
+// Ops whose main kernels are matrix math (tensor cores in BF16), as opposed to the memory-bound ones.
+[[nodiscard]] constexpr bool gemm_like(ops::OpKind k) {
+  using ops::OpKind;
+  return k != OpKind::batch_norm && k != OpKind::layer_norm && k != OpKind::softmax && k != OpKind::elementwise;
+}
+
 // The peak the op's main kernels can reach: GEMM-like ops in BF16 use tensor cores; FP32
 // convolutions use TF32 where cuDNN allows it by default (PyTorch's allow_tf32 for cuDNN is on).
 [[nodiscard]] inline double peak_tflops(const OpQuery& q, const Device& g) {
   using ops::OpKind;
-  const bool gemm_like = q.op != OpKind::batch_norm && q.op != OpKind::layer_norm && q.op != OpKind::softmax &&
-                         q.op != OpKind::elementwise;
-  if (q.dtype == ops::DataType::bf16 && gemm_like) return g.peak_tflops(Precision::bf16);
+  if (q.dtype == ops::DataType::bf16 && gemm_like(q.op)) return g.peak_tflops(Precision::bf16);
   if (q.op == OpKind::conv2d || q.op == OpKind::conv_transpose2d) return g.peak_tflops(Precision::tf32);
   return g.fp32_tflops();
 }

@@ -45,8 +45,9 @@ class HybridPredictor {
         } else {
           declined_ops_ += entry.second.size();
           if (declined_reason_.empty()) {
-            const auto why = m.outside_training(qs[j], dest) ? m.outside_training(qs[j], dest) : m.outside_training(qs[j], origin);
-            declined_reason_ = why ? *why : "no finite prediction";
+            auto why = m.outside_training(qs[j], dest);
+            if (!why) why = m.outside_training(qs[j], origin);
+            declined_reason_ = why.value_or("no finite prediction");
           }
         }
         ++j;

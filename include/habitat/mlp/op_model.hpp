@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <cstdlib>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,7 +41,59 @@ class OpModel {
   // training (a GPU property equal on every training GPU) and differs now, or a standardized feature
   // beyond max_abs_z, means the network would extrapolate blindly: it must step aside.
   [[nodiscard]] std::optional<std::string> outside_training(const OpQuery& q, const Device& g) const {
-    const auto v = feature_values(q, g);
+    return outside(feature_values(q, g), g);
+  }
+
+  // Milliseconds for each query, or nothing where the query is outside the training domain or the
+  // network's answer is not a finite positive time. Out-of-domain queries never reach the network.
+  [[nodiscard]] std::vector<std::optional<double>> predict_checked(std::span<const OpQuery> qs, const Device& g) const {
+    std::vector<float> rows;
+    std::vector<std::size_t> inside;
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      const auto v = features_of(qs[i], g);
+      if (outside(v, g)) continue;
+      inside.push_back(i);
+      append_row(v, rows);
+    }
+    std::vector<std::optional<double>> out(qs.size());
+    if (inside.empty()) return out;
+    const auto net = backend_.forward(rows, inside.size());
+    for (std::size_t j = 0; j < inside.size(); ++j)
+      if (const double ms = to_ms(net[j], qs[inside[j]], g); std::isfinite(ms) && ms > 0) out[inside[j]] = ms;
+    return out;
+  }
+
+  // Milliseconds of one query on GPU g.
+  [[nodiscard]] double predict_ms(const OpQuery& q, const Device& g) const { return predict_ms(std::span(&q, 1), g).front(); }
+
+  // Milliseconds for each query on GPU g (the queries must be of this model's operation).
+  [[nodiscard]] std::vector<double> predict_ms(std::span<const OpQuery> qs, const Device& g) const {
+    std::vector<float> rows;
+    rows.reserve(qs.size() * index_.size());
+    for (const auto& q : qs) append_row(features_of(q, g), rows);
+    const auto net = backend_.forward(rows, qs.size());
+    std::vector<double> ms(qs.size());
+    for (std::size_t i = 0; i < qs.size(); ++i) ms[i] = to_ms(net[i], qs[i], g);
+    return ms;
+  }
+
+ private:
+  // All features habitat computes for the query (the model uses the subset index_ names).
+  [[nodiscard]] std::vector<double> features_of(const OpQuery& q, const Device& g) const {
+    if (q.op != w_.op) throw make_error(w_.file, "", "asked to predict " + std::string(ops::schema(q.op).name));
+    return feature_values(q, g);
+  }
+
+  void append_row(const std::vector<double>& v, std::vector<float>& rows) const {
+    for (auto i : index_) rows.push_back(static_cast<float>(v[i]));
+  }
+
+  // The network's output as milliseconds.
+  [[nodiscard]] double to_ms(double o, const OpQuery& q, const Device& g) const {
+    return w_.residual ? std::exp(std::clamp(o, -20.0, 20.0)) * (roofline(q, g).ms() + w_.floor_ms) : std::max(o, 1e-6);
+  }
+
+  [[nodiscard]] std::optional<std::string> outside(const std::vector<double>& v, const Device& g) const {
     for (std::size_t j = 0; j < index_.size(); ++j) {
       const double x = v[index_[j]], mean = w_.mean[j], sd = w_.stdev[j];
       const bool flat = !(sd > min_trained_spread);
@@ -54,38 +105,6 @@ class OpModel {
     return std::nullopt;
   }
 
-  // Milliseconds for each query, or nothing where the query is outside the training domain or the
-  // network's answer is not a finite positive time.
-  [[nodiscard]] std::vector<std::optional<double>> predict_checked(std::span<const OpQuery> qs, const Device& g) const {
-    const auto ms = predict_ms(qs, g);
-    std::vector<std::optional<double>> out(qs.size());
-    for (std::size_t i = 0; i < qs.size(); ++i)
-      if (!outside_training(qs[i], g) && std::isfinite(ms[i]) && ms[i] > 0) out[i] = ms[i];
-    return out;
-  }
-
-  // Milliseconds of one query on GPU g.
-  [[nodiscard]] double predict_ms(const OpQuery& q, const Device& g) const { return predict_ms(std::span(&q, 1), g).front(); }
-
-  // Milliseconds for each query on GPU g (the queries must be of this model's operation).
-  [[nodiscard]] std::vector<double> predict_ms(std::span<const OpQuery> qs, const Device& g) const {
-    std::vector<float> rows;
-    rows.reserve(qs.size() * index_.size());
-    for (const auto& q : qs) {
-      if (q.op != w_.op) throw make_error(w_.file, "", "asked to predict " + std::string(ops::schema(q.op).name));
-      const auto v = feature_values(q, g);
-      for (auto i : index_) rows.push_back(static_cast<float>(v[i]));
-    }
-    const auto out = backend_.forward(rows, qs.size());
-    std::vector<double> ms(qs.size());
-    for (std::size_t i = 0; i < qs.size(); ++i) {
-      const double o = out[i];
-      ms[i] = w_.residual ? std::exp(std::clamp(o, -20.0, 20.0)) * (roofline(qs[i], g).ms() + w_.floor_ms) : std::max(o, 1e-6);
-    }
-    return ms;
-  }
-
- private:
   MlpWeights w_;
   B backend_;
   std::vector<std::size_t> index_;

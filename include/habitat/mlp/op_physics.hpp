@@ -30,10 +30,7 @@ inline constexpr OpPhysicsShares op_physics_shares{};
 // convolutions ran FP32 kernels), and these shares were derived under it. (The MLP features assume cuDNN's
 // TF32 default instead; the roofline bound allows either.)
 [[nodiscard]] inline Precision op_precision(const OpQuery& q) {
-  using ops::OpKind;
-  const bool gemm_like = q.op != OpKind::batch_norm && q.op != OpKind::layer_norm && q.op != OpKind::softmax && q.op != OpKind::elementwise;
-  if (q.dtype == ops::DataType::bf16 && gemm_like) return Precision::bf16;
-  return Precision::fp32;
+  return q.dtype == ops::DataType::bf16 && gemm_like(q.op) ? Precision::bf16 : Precision::fp32;
 }
 
 [[nodiscard]] inline double roofline_share(ops::OpKind k) {

@@ -38,9 +38,10 @@ template <MlpBackend B>
   // Rows grouped by (op, device) so each model runs once per group on the whole batch.
   std::map<std::pair<int, const Device*>, std::vector<std::size_t>> groups;
   std::vector<double> origin_ms(ratio ? csv.rows.size() : 0);  // measured latency on the origin, per row
+  std::vector<const Device*> devices(csv.rows.size());            // each row's GPU, looked up once
   for (std::size_t i = 0; i < csv.rows.size(); ++i) {
     const auto& r = csv.rows[i];
-    const Device* dest = &row_device(csv, r, catalog);
+    const Device* dest = devices[i] = &row_device(csv, r, catalog);
     if (ratio) {
       const auto& cell = r.fields[static_cast<std::size_t>(origin_col)];
       const auto v = habitat::detail::parse_csv_number(cell);
@@ -55,7 +56,7 @@ template <MlpBackend B>
                     *r.op == ops::OpKind::linear};
       if (r.dtype == ops::DataType::bf16) s.precision = Precision::bf16, s.elem_bytes = ops::dtype_bytes(r.dtype);
       auto call_ms = [&](const Device& g) {
-        return gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us / 1e3 + gemm::fitted_call_us / 1e3;
+        return gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us / 1e3 + op_physics_shares.call_ms;
       };
       out[i] = ratio ? RowPrediction{origin_ms[i] * call_ms(*dest) / call_ms(*ratio->origin), "tile-ratio"}
                      : RowPrediction{call_ms(*dest), "tile"};
@@ -101,7 +102,7 @@ template <MlpBackend B>
     }
     const auto& r = csv.rows[i];
     if (!r.op) continue;
-    const Device& g = row_device(csv, r, catalog);
+    const Device& g = *devices[i];
     const auto q = r.query();
     const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
     const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;

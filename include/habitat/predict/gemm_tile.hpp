@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "habitat/device/device.hpp"
+#include "habitat/ops/work.hpp"
 #include "habitat/predict/roofline.hpp"
 
 namespace habitat::gemm {
@@ -26,6 +27,9 @@ struct Shape {
   double duty = 1;            // share of wall time the GPU is busy (1 in a training step; lower for isolated timed calls)
   Precision precision = Precision::fp32;
   double elem_bytes = 4;
+
+  // FLOPs and compulsory bytes: the project's one GEMM work model.
+  [[nodiscard]] constexpr ops::Work work() const { return ops::gemm_work(batch, m, n, k, elem_bytes, shared_weight); }
 };
 
 struct Params {
@@ -59,9 +63,7 @@ struct Estimate {
 // Kernel time at one SM clock; kappa scales the main loop's share of peak (a GPU's library efficiency).
 [[nodiscard]] inline Estimate estimate_at(const Shape& s, const Device& g, const Params& p, double clock_mhz, double kappa = 1) {
   const double rate_sm = g.flops_per_clk_per_sm(s.precision) * clock_mhz;  // FLOP per us per SM
-  const double weight = s.shared_weight ? s.k * s.n : s.batch * s.k * s.n;
-  const double bytes = s.elem_bytes * (s.batch * s.m * s.k + weight + s.batch * s.m * s.n);
-  const double t_mem = bytes / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem);
+  const double t_mem = s.work().bytes / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem);
   const double i_ref = 128.0 * 128.0 / 256.0;
   const double k_eff = s.k / (s.k + p.k_half);
   Estimate best;
@@ -92,9 +94,8 @@ struct Estimate {
     e.us = fast.us + (e.us - fast.us) * std::clamp(s.duty, 0.0, 1.0);
   }
   // Never below the roofline bound at the fastest datapath the precision allows.
-  const double weight = s.shared_weight ? s.k * s.n : s.batch * s.k * s.n;
-  const double bytes = s.elem_bytes * (s.batch * s.m * s.k + weight + s.batch * s.m * s.n);
-  e.us = std::max(e.us, roofline_bound(2 * s.batch * s.m * s.n * s.k, bytes, fastest_datapath(s.precision, g), g).bound_us());
+  const auto w = s.work();
+  e.us = std::max(e.us, roofline_bound(w.flops, w.bytes, fastest_datapath(s.precision, g), g).bound_us());
   return e;
 }
 

@@ -6,7 +6,6 @@
 // that still fits better: README, "Across GPU generations"); TileUse::every_gemm sends all of them. Every
 // other kernel goes to the base predictor (roofline scaling, wave scaling, or a hybrid with learned models).
 #include <cmath>
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -37,7 +36,7 @@ template <class Base>
 class TilePredictor {
  public:
   TilePredictor(Base base, const Trace& t, TileUse use = TileUse::unfit_launches, Params params = fitted)
-      : base_(std::move(base)), use_(use), params_(params), shape_(t.ops.size()), math_(t.kernels.size()) {
+      : base_(std::move(base)), use_(use), params_(params), shape_(t.ops.size()), cache_(t.ops.size()) {
     const auto qs = mlp::op_queries(t);
     for (std::size_t i = 0; i < qs.size(); ++i) {
       const auto& q = qs[i];
@@ -46,16 +45,14 @@ class TilePredictor {
       s.elem_bytes = ops::dtype_bytes(q->dtype);
       shape_[i] = s;
     }
-    for (std::size_t i = 0; i < t.kernels.size(); ++i) math_[i] = detail::is_math_kernel(t.kernels[i].name);
-    first_ = t.kernels.data();
-    cache_.resize(t.ops.size());
   }
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
     const KernelPrediction base = base_.predict(k, w, origin, dest);
     const bool unfit = base.method == Method::roofline_operation || base.method == Method::wave_scaling_sm_ratio;
     if ((use_ == TileUse::every_gemm || unfit) && k.kind == GpuWorkKind::kernel && k.op >= 0 &&
-        static_cast<std::size_t>(k.op) < shape_.size() && shape_[static_cast<std::size_t>(k.op)] && is_math(k)) {
+        static_cast<std::size_t>(k.op) < shape_.size() && shape_[static_cast<std::size_t>(k.op)] &&
+        detail::is_math_kernel(k.name)) {
       // Kernels of one GEMM share its ratio: computed once per operation, precision and GPU pair.
       auto& c = cache_[static_cast<std::size_t>(k.op)];
       if (!c.valid || c.precision != w.precision || c.origin != &origin || c.dest != &dest) {
@@ -71,19 +68,10 @@ class TilePredictor {
   }
 
  private:
-  [[nodiscard]] bool is_math(const Kernel& k) const {
-    // A kernel of the trace this predictor was built for: its class was computed once.
-    const std::less_equal<const Kernel*> le;
-    if (!math_.empty() && le(first_, &k) && le(&k, first_ + (math_.size() - 1))) return math_[static_cast<std::size_t>(&k - first_)];
-    return detail::is_math_kernel(k.name);
-  }
-
   Base base_;
   TileUse use_;
   Params params_;
   std::vector<std::optional<Shape>> shape_;  // per trace operation: the GEMM it is or sits in
-  std::vector<char> math_;
-  const Kernel* first_ = nullptr;
   struct Cached {
     bool valid = false;
     Precision precision = Precision::fp32;

@@ -33,19 +33,24 @@ struct PredictedTrace {
   std::size_t model_declined_ops = 0;  // operations a learned model covers but declined (outside its training range)
   std::string model_declined_reason;
 
-  std::map<Method, double> origin_us_by_method;
+  // Origin GPU time of the kernels a method predicted (from the by_method breakdown).
+  [[nodiscard]] double origin_us(Method m) const {
+    for (const auto& r : by_method)
+      if (r.key == to_string(m)) return r.origin_us;
+    return 0;
+  }
 
-  // Share of the origin's GPU time each method predicted, largest first ("roofline 81%, tile 19%").
+  // Share of the origin's GPU time each method predicted, largest first ("roofline 81%, tile 19%"); the
+  // by_method rows are already sorted by origin time.
   [[nodiscard]] std::string method_summary() const {
-    std::vector<std::pair<double, Method>> v;
     double total = 0;
-    for (const auto& [m, us] : origin_us_by_method) v.emplace_back(us, m), total += us;
-    std::sort(v.rbegin(), v.rend());
+    for (const auto& r : by_method) total += r.origin_us;
     std::string s;
-    for (const auto& [us, m] : v) {
-      const double pct = total > 0 ? 100 * us / total : 0;
+    for (const auto& r : by_method) {
+      const double pct = total > 0 ? 100 * r.origin_us / total : 0;
       if (pct < 0.5) continue;
-      s += (s.empty() ? "" : ", ") + std::string(short_name(m)) + " " + std::to_string(int(std::lround(pct))) + "%";
+      for (const Method m : all_methods)
+        if (r.key == to_string(m)) s += (s.empty() ? "" : ", ") + std::string(short_name(m)) + " " + std::to_string(int(std::lround(pct))) + "%";
     }
     return s;
   }
@@ -127,7 +132,6 @@ template <class Predictor>
     const Kernel& k = t.kernels[i];
     const KernelPrediction kp = guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
-    out.origin_us_by_method[kp.method] += k.duration_us;
     out.gpu_active_us += kp.duration_us;
     auto [it, fresh] = labels.try_emplace(k.op);
     if (fresh) it->second = operation_label(t, k.op);

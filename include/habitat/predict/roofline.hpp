@@ -30,9 +30,14 @@ struct RooflineTime {
   [[nodiscard]] double bound_us() const { return std::max(compute_us, memory_us); }
 };
 
+// Microseconds of `flops` at `tflops` and `dram_bytes` at `gbps`.
+[[nodiscard]] inline RooflineTime roofline_time(double flops, double dram_bytes, double tflops, double gbps) {
+  return {std::max(flops, 0.0) / (tflops * 1e6), std::max(dram_bytes, 0.0) / (gbps * 1e3)};
+}
+
 // Time of `flops` at the datasheet peak and `dram_bytes` at the spec bandwidth: a hard lower bound.
 [[nodiscard]] inline RooflineTime roofline_bound(double flops, double dram_bytes, Precision p, const Device& d) {
-  return {std::max(flops, 0.0) / (d.peak_tflops(p) * 1e6), std::max(dram_bytes, 0.0) / (d.bandwidth_spec_gbps * 1e3)};
+  return roofline_time(flops, dram_bytes, d.peak_tflops(p), d.bandwidth_spec_gbps);
 }
 
 // The lower bound of a kernel from its work: FLOPs at peak and half its DRAM bytes at bandwidth. First-order
@@ -53,7 +58,7 @@ inline constexpr double floor_bytes_share = 0.5;
 
 // The same work at what the GPU sustains under load (sustained clock, measured bandwidth).
 [[nodiscard]] inline RooflineTime roofline_sustained(double flops, double dram_bytes, Precision p, const Device& d) {
-  return {std::max(flops, 0.0) / (d.sustained_tflops(p) * 1e6), std::max(dram_bytes, 0.0) / (d.sustained_bandwidth_gbps() * 1e3)};
+  return roofline_time(flops, dram_bytes, d.sustained_tflops(p), d.sustained_bandwidth_gbps());
 }
 
 }  // namespace habitat

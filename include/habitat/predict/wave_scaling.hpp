@@ -1,6 +1,7 @@
 #pragma once
 // Wave scaling (section 3.3): one template, the wave formula and the gamma source are its policies.
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "habitat/concepts.hpp"
@@ -35,6 +36,11 @@ enum class Method {
   }
   return "?";
 }
+
+inline constexpr Method all_methods[] = {Method::wave_scaling,     Method::wave_scaling_sm_ratio, Method::bandwidth_scaling,
+                                         Method::host_transfer,    Method::mlp_ratio,             Method::roofline_scaling,
+                                         Method::roofline_operation, Method::tile_model};
+static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::tile_model) + 1, "list every Method (tile_model is the last)");
 
 // A word or two for tables ("roofline 81%, tile 19%").
 [[nodiscard]] constexpr const char* short_name(Method m) {

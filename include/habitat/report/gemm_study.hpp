@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "habitat/detail/csv.hpp"
 #include "habitat/detail/nelder_mead.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/predict/gemm_tile.hpp"
+#include "habitat/report/study_data.hpp"
 
 namespace habitat::gemm {
 
@@ -49,7 +49,7 @@ using Calibrations = std::map<std::pair<const Device*, bool>, double>;
 [[nodiscard]] inline Calibrations calibrate(const std::vector<Row>& rows, const Fit& f) {
   std::map<std::pair<const Device*, bool>, std::vector<double>> logs;
   for (const auto& r : rows) {
-    if (2 * r.shape.batch * r.shape.m * r.shape.n * r.shape.k < 1e9) continue;
+    if (r.shape.work().flops < 1e9) continue;
     const double kernel = r.measured_us - (r.call_timed ? f.call_us : 0);
     if (kernel <= 0) continue;
     logs[{r.gpu, r.shape.transposed_b}].push_back(std::log(predict_us(r, f) - (r.call_timed ? f.call_us : 0)) - std::log(kernel));
@@ -67,66 +67,28 @@ using Calibrations = std::map<std::pair<const Device*, bool>, double>;
   return it == c.end() ? 1.0 : it->second;
 }
 
-namespace detail_study {
-inline std::vector<std::vector<std::string>> read_csv(const std::string& path, std::vector<std::string>& header) {
-  std::ifstream in(path);
-  if (!in) throw make_error(path, "", "cannot open");
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  std::size_t n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty() || line[0] == '#') continue;
-    auto f = habitat::detail::split_csv_line(line, path, n);
-    if (header.empty()) header = std::move(f);
-    else rows.push_back(std::move(f));
-  }
-  return rows;
-}
-inline int col(const std::vector<std::string>& h, const std::string& name, const std::string& file) {
-  for (std::size_t i = 0; i < h.size(); ++i)
-    if (h[i] == name) return static_cast<int>(i);
-  throw make_error(file, "header", "no column '" + name + "'");
-}
-}  // namespace detail_study
-
-// Rows of one CSV of NeuSight's configurations: their layout (Latency in ms) or habitat's measurements of the
-// same configurations (kernel_sum_us, status).
-inline void load_csv(const std::string& path, const std::string& op, const Device& gpu, std::vector<Row>& out, std::size_t every = 1) {
-  std::vector<std::string> h;
-  const auto rows = detail_study::read_csv(path, h);
-  const bool neusight = std::find(h.begin(), h.end(), "Latency") != h.end();
-  const int b = detail_study::col(h, "B", path), m = detail_study::col(h, "M", path), n = detail_study::col(h, "N", path),
-            k = detail_study::col(h, "K", path);
-  const int t = detail_study::col(h, neusight ? "Latency" : "kernel_sum_us", path);
-  const int status = neusight ? -1 : detail_study::col(h, "status", path);
-  for (std::size_t i = 0; i < rows.size(); i += every) {
-    const auto& f = rows[i];
-    if (status >= 0 && f[static_cast<std::size_t>(status)] != "ok") continue;
+// Rows of one table of NeuSight's configurations.
+inline void load_table(const study::Table& t, const std::string& op, const Device& gpu, std::vector<Row>& out, std::size_t every = 1) {
+  const int b = t.column("B"), m = t.column("M"), n = t.column("N"), k = t.column("K");
+  for (std::size_t i = 0; i < t.rows.size(); i += every) {
+    const auto& f = t.rows[i];
+    const auto us = t.latency_us(f);
+    if (!us) continue;
     auto num = [&](int c) { return habitat::detail::parse_csv_number(f[static_cast<std::size_t>(c)]).value_or(-1); };
     // NeuSight's names: linear is x[B,M,N] through nn.Linear(N, K); bmm is [B,M,N] @ [B,N,K]. N is the
     // reduction dimension and K the output width (habitat's own schema calls the reduction K).
-    Row r{&gpu, op, {num(b), num(m), num(k), num(n), op == "linear", op == "linear"}, num(t) * (neusight ? 1e3 : 1), neusight};
-    if (r.measured_us > 0 && r.shape.batch > 0 && r.shape.m > 0 && r.shape.n > 0 && r.shape.k > 0) out.push_back(r);
+    Row r{&gpu, op, {num(b), num(m), num(k), num(n), op == "linear", op == "linear"}, *us, t.neusight};
+    if (r.shape.batch > 0 && r.shape.m > 0 && r.shape.n > 0 && r.shape.k > 0) out.push_back(r);
   }
 }
 
-// NeuSight's public CSVs under public_dir/train/{linear,bmm}/<GPU>.csv and habitat's under
-// opdata_dir/<gpu>_neusight/{linear,bmm}.csv for each GPU folder found.
+// Every linear and bmm configuration measured, public and habitat's (every bmm_every-th bmm row).
 [[nodiscard]] inline std::vector<Row> load_rows(const Catalog& cat, const std::filesystem::path& public_dir, const std::filesystem::path& opdata_dir,
                                                std::size_t bmm_every = 2) {
   std::vector<Row> rows;
-  for (const char* op : {"linear", "bmm"}) {
-    const auto dir = public_dir / "train" / op;
-    if (std::filesystem::is_directory(dir))
-      for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.path().extension() == ".csv")
-          load_csv(e.path().string(), op, cat.at(e.path().stem().string()), rows, std::string(op) == "bmm" ? bmm_every : 1);
-    for (const auto& [folder, gpu] : {std::pair{"h100_neusight", "H100 SXM"}, {"h200_neusight", "H200"}}) {
-      const auto f = opdata_dir / folder / (std::string(op) + ".csv");
-      if (std::filesystem::exists(f)) load_csv(f.string(), op, cat.at(gpu), rows, std::string(op) == "bmm" ? bmm_every : 1);
-    }
-  }
+  for (const std::string op : {"linear", "bmm"})
+    study::for_each_table(cat, public_dir, opdata_dir, op,
+                          [&](const study::Table& t, const Device& g) { load_table(t, op, g, rows, op == "bmm" ? bmm_every : 1); });
   return rows;
 }
 
@@ -171,7 +133,9 @@ struct ErrorRow {
 
 // Leave-one-GPU-out: per GPU and op, the model fitted without that GPU, directly and by the ratio method
 // from the origin GPU's measurement of the same configuration (H100; the A100 for the H100 itself).
-[[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat, int iterations = 400) {
+// `full` is the fit on every row (the caller's, made once), for the calibrated column.
+[[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat, const Fit& full,
+                                                             int iterations = 400) {
   std::vector<const Device*> gpus;
   for (const auto& r : rows)
     if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
@@ -180,10 +144,8 @@ struct ErrorRow {
   for (const auto& r : rows) by_gpu[r.gpu][Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}] = &r;
   std::vector<ErrorRow> out;
   // The fits are independent: run them side by side.
-  auto full_future = std::async(std::launch::async, [&] { return fit(rows, nullptr, iterations); });
   std::vector<std::future<Fit>> fits;
   for (const Device* g : gpus) fits.push_back(std::async(std::launch::async, [&rows, g, iterations] { return fit(rows, g, iterations); }));
-  const Fit full = full_future.get();
   const Calibrations full_cal = calibrate(rows, full);
   for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
     const Device* g = gpus[gi];

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "habitat/detail/csv.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_physics.hpp"
+#include "habitat/report/study_data.hpp"
 
 namespace habitat::opstudy {
 
@@ -28,45 +28,20 @@ struct Row {
 inline const std::vector<std::string> study_ops = {"conv", "ln",  "softmax", "add", "addu", "mul",  "mulu",
                                                    "div",  "divu", "pow",    "powu", "relu", "tanh", "gelu"};
 
-// One CSV of NeuSight's layout (Latency, ms) or habitat's measurement of the same configurations
-// (kernel_sum_us, status); dims by the schema's names (NeuSight spells Kernel_Size "Kernel_Szie").
-inline void load_csv(const std::string& path, const std::string& op, const Device& gpu, std::vector<Row>& out) {
-  std::ifstream in(path);
-  if (!in) throw make_error(path, "", "cannot open");
+// Rows of one table; dims by the schema's names (NeuSight spells Kernel_Size "Kernel_Szie").
+inline void load_table(const study::Table& t, const std::string& op, const Device& gpu, std::vector<Row>& out) {
   const auto kind = ops::op_from_name(op);
-  if (!kind) throw make_error(path, "", "unknown operation '" + op + "'");
+  if (!kind) throw make_error(t.file, "", "unknown operation '" + op + "'");
   const auto& schema = ops::schema(*kind);
-  std::vector<std::string> h;
-  std::string line;
-  std::size_t n = 0;
   std::vector<int> dim_col;
-  int t_col = -1, status_col = -1;
-  bool neusight = false;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty() || line[0] == '#') continue;
-    auto f = habitat::detail::split_csv_line(line, path, n);
-    if (h.empty()) {
-      h = std::move(f);
-      auto col = [&](std::string_view name) {
-        for (std::size_t i = 0; i < h.size(); ++i)
-          if (h[i] == name) return static_cast<int>(i);
-        return -1;
-      };
-      neusight = col("Latency") >= 0;
-      for (int i = 0; i < schema.csv_dims; ++i) {
-        int c = col(schema.dims[static_cast<std::size_t>(i)]);
-        if (c < 0 && schema.dims[static_cast<std::size_t>(i)] == "Kernel_Size") c = col("Kernel_Szie");
-        if (c < 0) throw make_error(path, "header", "no column '" + std::string(schema.dims[static_cast<std::size_t>(i)]) + "'");
-        dim_col.push_back(c);
-      }
-      t_col = col(neusight ? "Latency" : "kernel_sum_us");
-      status_col = col("status");
-      if (t_col < 0) throw make_error(path, "header", "no latency column");
-      continue;
-    }
-    if (f.size() != h.size() || (status_col >= 0 && f[static_cast<std::size_t>(status_col)] != "ok")) continue;
-    Row r{&gpu, op, {*kind, ops::Pass::forward, ops::DataType::fp32, {}}, 0, neusight};
+  for (int i = 0; i < schema.csv_dims; ++i) {
+    const auto name = schema.dims[static_cast<std::size_t>(i)];
+    dim_col.push_back(name == "Kernel_Size" && t.find(name) < 0 ? t.column("Kernel_Szie") : t.column(name));
+  }
+  for (const auto& f : t.rows) {
+    const auto us = t.latency_us(f);
+    if (!us) continue;
+    Row r{&gpu, op, {*kind, ops::Pass::forward, ops::DataType::fp32, {}}, *us / 1e3, t.neusight};
     bool ok = true;
     for (std::size_t i = 0; i < dim_col.size(); ++i) {
       const auto v = habitat::detail::parse_csv_number(f[static_cast<std::size_t>(dim_col[i])]);
@@ -74,26 +49,15 @@ inline void load_csv(const std::string& path, const std::string& op, const Devic
       r.q.dims[i] = v.value_or(0);
     }
     ops::fill_derived_dims(*kind, op, r.q.dims);
-    const auto t = habitat::detail::parse_csv_number(f[static_cast<std::size_t>(t_col)]);
-    if (!ok || !t || *t <= 0) continue;
-    r.measured_ms = neusight ? *t : *t / 1e3;
-    out.push_back(r);
+    if (ok) out.push_back(r);
   }
 }
 
 [[nodiscard]] inline std::vector<Row> load_rows(const Catalog& cat, const std::filesystem::path& public_dir,
                                                const std::filesystem::path& opdata_dir) {
   std::vector<Row> rows;
-  for (const auto& op : study_ops) {
-    const auto dir = public_dir / "train" / op;
-    if (std::filesystem::is_directory(dir))
-      for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.path().extension() == ".csv") load_csv(e.path().string(), op, cat.at(e.path().stem().string()), rows);
-    for (const auto& [folder, gpu] : {std::pair{"h100_neusight", "H100 SXM"}, {"h200_neusight", "H200"}}) {
-      const auto f = opdata_dir / folder / (op + ".csv");
-      if (std::filesystem::exists(f)) load_csv(f.string(), op, cat.at(gpu), rows);
-    }
-  }
+  for (const auto& op : study_ops)
+    study::for_each_table(cat, public_dir, opdata_dir, op, [&](const study::Table& t, const Device& g) { load_table(t, op, g, rows); });
   return rows;
 }
 
