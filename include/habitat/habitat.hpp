@@ -22,4 +22,8 @@
 #include "habitat/predict/wave_scaling.hpp"
 #include "habitat/predict/waves.hpp"
 #include "habitat/report/evaluate.hpp"
+#include "habitat/sim/compose.hpp"
+#include "habitat/sim/host_profile.hpp"
+#include "habitat/sim/simulator.hpp"
+#include "habitat/sim/step_program.hpp"
 #include "habitat/trace/trace.hpp"

@@ -8,6 +8,7 @@
 #include "fixtures.hpp"
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
+#include "habitat/sim/compose.hpp"
 
 using namespace habitat;
 
@@ -64,11 +65,18 @@ TEST_CASE("predictions are deterministic and finite on every catalog GPU", "[acc
   const Trace o = kineto::read_trace(test::fixture("h100", "resnet50_fp32_b32"));
   const Device od = resolve_origin(cat, o, std::nullopt);
   const auto work = kernel_work(o);
+  const auto hosts = sim::HostRegistry::builtin();
   for (const auto& d : cat.devices()) {
     INFO(d.name);
-    const auto a = predict_trace(o, work, od, d, RooflineScaling{}, {32});
-    const auto b = predict_trace(o, work, od, d, RooflineScaling{}, {32});
+    const auto program = sim::build_program(o, sim::host_model(hosts, od, d));
+    auto a = predict_trace(o, work, od, d, RooflineScaling{});
+    auto b = predict_trace(o, work, od, d, RooflineScaling{});
+    sim::compose(a, o, program, d, 32);
+    sim::compose(b, o, program, d, 32);
     CHECK(a.gpu_active_us == b.gpu_active_us);
+    CHECK(a.iteration_us == b.iteration_us);
+    CHECK(std::isfinite(a.iteration_us));
+    CHECK(a.iteration_us >= a.timeline->gpu_busy_us);
     CHECK(std::isfinite(a.gpu_active_us));
     CHECK(a.gpu_active_us > 0);
     CHECK(a.throughput);

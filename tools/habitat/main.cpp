@@ -15,6 +15,7 @@
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
 #include "habitat/report/writers.hpp"
+#include "habitat/sim/compose.hpp"
 #include "metrics_cmd.hpp"
 #include "mlp_cmd.hpp"
 #include "predict_ops_cmd.hpp"
@@ -90,7 +91,7 @@ Trace load(const std::string& path, const Common& c) {
 }
 
 std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
-                                        const std::vector<const Device*>& dests, const Common& c, const PredictOptions& opt) {
+                                        const std::vector<const Device*>& dests, const Common& c) {
   std::vector<PredictedTrace> out;
   const auto predictor = cli::make_predictor(c.scaling, c.waves, c.gamma);
   std::optional<mlp::ModelSet<mlp::EigenBackend>> models;
@@ -98,11 +99,11 @@ std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<Kernel
   for (const Device* d : dests)
     out.push_back(std::visit(
         [&](const auto& p) {
-          if (c.predictor == "scaling" || c.predictor == "wave") return predict_trace(t, work, origin, *d, p, opt);
+          if (c.predictor == "scaling" || c.predictor == "wave") return predict_trace(t, work, origin, *d, p);
           const auto use = c.predictor == "tile" ? gemm::TileUse::every_gemm : gemm::TileUse::unfit_launches;
-          if (!models) return predict_trace(t, work, origin, *d, gemm::TilePredictor(p, t, use), opt);
+          if (!models) return predict_trace(t, work, origin, *d, gemm::TilePredictor(p, t, use));
           const mlp::HybridPredictor hybrid(p, *models, t, origin, *d);
-          auto r = predict_trace(t, work, origin, *d, gemm::TilePredictor(hybrid, t, use), opt);
+          auto r = predict_trace(t, work, origin, *d, gemm::TilePredictor(hybrid, t, use));
           r.model_declined_ops = hybrid.declined_ops();
           r.model_declined_reason = hybrid.declined_reason();
           return r;
@@ -207,6 +208,12 @@ int main(int argc, char** argv) {
   predict->add_option("--to", to, "destination GPU (repeatable), or 'all' for the whole catalog")->required();
   predict->add_option("--origin", origin_name, "origin GPU (default: the one the trace names)");
   predict->add_option("--batch", batch, "samples per iteration, for throughput")->check(CLI::PositiveNumber);
+  sim::HostChoice host_args;
+  predict->add_option("--host", host_args.runs_on,
+                      "host of the destination machine: a host profile file or a known name (default: the destination GPU's reference host, "
+                      "else the recording host)");
+  predict->add_option("--origin-host", host_args.recorded_on,
+                      "host the trace was recorded on: a host profile file or a known name (default: the origin GPU's reference host)");
   predict->add_option("--breakdown", breakdown, "operations shown per device in the table (default: 8 for up to 3 devices, else 0)");
   add_common(*predict, c);
   add_model(*predict, c);
@@ -255,8 +262,28 @@ int main(int argc, char** argv) {
         else
           dests.push_back(&cat.at(name));
       }
-      const auto preds = predict_all(t, kernel_work(t), origin, dests, c, {batch});
-      const report::OriginSummary o{origin.name, t.iteration_us(), t.gpu_active_us()};
+      auto preds = predict_all(t, kernel_work(t), origin, dests, c);
+      // The timeline: each destination's host replays the step with its predicted kernel times.
+      const auto hosts = sim::HostRegistry::builtin();
+      std::vector<std::string> notes = t.warnings;
+      auto note = [&](const std::vector<std::string>& more) {
+        for (const auto& m : more)
+          if (std::find(notes.begin(), notes.end(), m) == notes.end()) notes.push_back(m);
+      };
+      const sim::HostModel own = sim::host_model(hosts, origin, origin, {host_args.recorded_on, host_args.recorded_on});
+      note(own.assumptions);
+      report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
+      o.iteration_us = o.simulated->timeline.period_us;
+      std::map<std::string, sim::StepProgram> programs;  // by destination host
+      for (std::size_t i = 0; i < preds.size(); ++i) {
+        const sim::HostModel hm = sim::host_model(hosts, origin, *dests[i], host_args);
+        note(hm.assumptions);
+        auto it = programs.find(hm.runs_on);
+        if (it == programs.end()) it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
+        sim::compose(preds[i], t, it->second, *dests[i], batch);
+        preds[i].host = hm.runs_on;
+      }
+      for (const auto& n : notes) std::cerr << "habitat: warning: " << n << "\n";
       if (c.format == "json") report::write_json(std::cout, o, preds);
       else if (c.format == "csv") report::write_csv(std::cout, o, preds);
       else report::write_table(std::cout, o, preds, breakdown.value_or(preds.size() <= 3 ? 8 : 0));
@@ -269,7 +296,7 @@ int main(int argc, char** argv) {
       const Device origin = resolve_origin(cat, ot, origin_name, &std::cerr);
       const Device dest = resolve_origin(cat, dt, dest_name, &std::cerr);
       const auto work = kernel_work(ot);
-      const auto preds = predict_all(ot, work, origin, {&dest}, c, {});
+      const auto preds = predict_all(ot, work, origin, {&dest}, c);
       if (!kernels_csv.empty()) {
         std::ofstream out(kernels_csv);
         if (!out) throw make_error(kernels_csv, "", "cannot write the per-kernel CSV");

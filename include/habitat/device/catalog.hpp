@@ -210,6 +210,7 @@ class Catalog {
     num("l2_mib", d.l2_mib);
     if (auto v = opt_string(o, "source", at)) d.source = *v;
     if (auto v = opt_string(o, "validation", at)) d.validation = *v;
+    if (auto v = opt_string(o, "reference_host", at)) d.reference_host = *v;
     if (const auto* p = o.if_contains("price"); p && !p->is_null()) {
       if (!p->is_object()) throw make_error(at.file, at.place, "field 'price' must be an object");
       const auto& po = p->get_object();

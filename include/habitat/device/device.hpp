@@ -65,6 +65,7 @@ struct Device {
   std::map<std::string, double> datasheet;  // vendor peak TFLOPS by key ("fp32_tflops", ...): checked, not used
   std::optional<Price> price;
   std::string validation;  // what real measurements of this GPU habitat was checked against, with the error
+  std::string reference_host;  // host profile (data/hosts) of the machine this GPU usually comes in, if known
   std::string source;
   OccupancyLimits limits;
 

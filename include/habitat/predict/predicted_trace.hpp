@@ -11,6 +11,7 @@
 #include "habitat/predict/kernel_work.hpp"
 #include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/predict/wave_scaling.hpp"
+#include "habitat/sim/simulator.hpp"
 #include "habitat/trace/trace.hpp"
 
 namespace habitat {
@@ -24,8 +25,11 @@ struct BreakdownRow {
 
 struct PredictedTrace {
   std::string device;
-  double origin_gpu_active_us = 0, origin_iteration_us = 0;
-  double gpu_active_us = 0, iteration_us = 0;
+  double origin_gpu_active_us = 0;
+  double gpu_active_us = 0;  // sum of the predicted GPU work
+  double iteration_us = 0;   // the simulated step (sim::compose); 0 until composed
+  std::optional<sim::Timeline> timeline;  // the simulated step on the destination GPU and host
+  std::string host;                       // the destination host the timeline assumes
   std::vector<KernelPrediction> kernels;
   std::vector<BreakdownRow> by_operation, by_method;
   int floored_kernels = 0;   // predictions raised to the destination's roofline bound
@@ -81,9 +85,10 @@ inline std::vector<BreakdownRow> sorted_rows(std::map<std::string, BreakdownRow>
 }
 }  // namespace detail
 
-// The iteration keeps the origin's idle time (host-side gaps) constant, as the paper does.
-[[nodiscard]] inline double predicted_iteration_us(double origin_iteration_us, double origin_gpu_active_us,
-                                                  double predicted_gpu_active_us) {
+// The paper's iteration estimate, a baseline now: the origin's idle time (host-side gaps, profiler
+// overhead included) kept constant around the predicted GPU time.
+[[nodiscard]] inline double idle_kept_iteration_us(double origin_iteration_us, double origin_gpu_active_us,
+                                                   double predicted_gpu_active_us) {
   return std::max(origin_iteration_us - origin_gpu_active_us, 0.0) + predicted_gpu_active_us;
 }
 
@@ -111,20 +116,15 @@ inline std::vector<BreakdownRow> sorted_rows(std::map<std::string, BreakdownRow>
   return kp;
 }
 
-struct PredictOptions {
-  std::optional<int> batch;  // samples per iteration, for throughput
-};
-
-// Predicts every kernel, then the iteration: GPU active time is the sum of the predicted GPU work; the
-// iteration keeps the origin's idle time (the host-side gaps) constant, as the paper does.
+// Predicts every kernel on the destination: times, their sum (GPU active time) and breakdowns. The
+// iteration is composed from them by the simulator (sim::compose), separately.
 template <class Predictor>
   requires KernelPredictor<Predictor>
 [[nodiscard]] PredictedTrace predict_trace(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
-                                           const Device& dest, const Predictor& p, const PredictOptions& opt = {}) {
+                                           const Device& dest, const Predictor& p) {
   PredictedTrace out;
   out.device = dest.name;
   out.origin_gpu_active_us = t.gpu_active_us();
-  out.origin_iteration_us = t.iteration_us();
   out.kernels.reserve(t.kernels.size());
   std::map<std::string, BreakdownRow> by_op, by_method;
   std::map<int, std::string> labels;
@@ -141,13 +141,8 @@ template <class Predictor>
       ++row->kernels;
     }
   }
-  out.iteration_us = predicted_iteration_us(out.origin_iteration_us, out.origin_gpu_active_us, out.gpu_active_us);
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);
-  if (opt.batch && out.iteration_us > 0) {
-    out.throughput = *opt.batch / (out.iteration_us * 1e-6);
-    if (dest.price && dest.price->usd_per_hour > 0) out.cost_normalized_throughput = *out.throughput * 3600.0 / dest.price->usd_per_hour;
-  }
   return out;
 }
 

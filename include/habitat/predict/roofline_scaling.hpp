@@ -47,6 +47,15 @@ struct RooflineScaling {
 
     Method method = Method::roofline_scaling;
     double load_ratio = 1, wave_ratio = 1;
+    if (k.kind == GpuWorkKind::kernel && k.in_graph && w.source != WorkSource::measured) {
+      // A CUDA graph's kernel has no framework op of its own to estimate its work from (and CUPTI may report its launch
+      // as 1x1): it is taken to fill the GPU, a matmul or convolution (by its library's name) at the whole
+      // GPU's math rate, anything else at DRAM bandwidth.
+      const bool matmul = k.name.find("gemm") != std::string::npos || k.name.find("xmma") != std::string::npos ||
+                          k.name.find("cutlass") != std::string::npos || k.name.find("conv") != std::string::npos;
+      const double s_gpu = matmul ? (rate_o * o.sms) / (rate_d * d.sms) : s_mem;
+      return {t_o * s_gpu, Method::unrecorded_launch, matmul ? 0.0 : 1.0};
+    }
     if (k.kind == GpuWorkKind::kernel) {
       const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};
       const std::int64_t blocks = std::max<std::int64_t>(k.blocks(), 1);

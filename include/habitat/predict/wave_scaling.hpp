@@ -20,6 +20,7 @@ enum class Method {
   mlp_ratio,
   roofline_scaling,
   roofline_operation,
+  unrecorded_launch,
   tile_model,
 };
 
@@ -32,6 +33,7 @@ enum class Method {
     case Method::mlp_ratio: return "MLP ratio (kernel-varying op)";
     case Method::roofline_scaling: return "roofline scaling (per-SM datapath, waves, bandwidth)";
     case Method::roofline_operation: return "roofline scaling of the operation (launch does not fit destination)";
+    case Method::unrecorded_launch: return "throughput scaling (CUDA graph kernel: work unknown)";
     case Method::tile_model: return "GEMM tile model (kernel-varying op)";
   }
   return "?";
@@ -39,7 +41,7 @@ enum class Method {
 
 inline constexpr Method all_methods[] = {Method::wave_scaling,     Method::wave_scaling_sm_ratio, Method::bandwidth_scaling,
                                          Method::host_transfer,    Method::mlp_ratio,             Method::roofline_scaling,
-                                         Method::roofline_operation, Method::tile_model};
+                                         Method::roofline_operation, Method::unrecorded_launch, Method::tile_model};
 static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::tile_model) + 1, "list every Method (tile_model is the last)");
 
 // A word or two for tables ("roofline 81%, tile 19%").
@@ -52,6 +54,7 @@ static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::tile_mo
     case Method::mlp_ratio: return "MLP";
     case Method::roofline_scaling: return "roofline";
     case Method::roofline_operation: return "roofline-op";
+    case Method::unrecorded_launch: return "graph";
     case Method::tile_model: return "tile";
   }
   return "?";

@@ -49,7 +49,7 @@ struct Evaluation {
   for (double p : predicted_us) s.gpu_active_us += p;
   const double actual = dest.gpu_active_us();
   s.gpu_active_error = (s.gpu_active_us - actual) / actual;
-  s.iteration_us = predicted_iteration_us(origin.iteration_us(), origin.gpu_active_us(), s.gpu_active_us);
+  s.iteration_us = idle_kept_iteration_us(origin.iteration_us(), origin.gpu_active_us(), s.gpu_active_us);
   s.iteration_error = (s.iteration_us - dest.iteration_us()) / dest.iteration_us();
   std::vector<double> errs;
   double wsum = 0, wtot = 0;

@@ -60,7 +60,7 @@ struct GammaStudy {
   for (auto& k : counter_free.kernels) k.metrics.reset();
   const auto estimated = kernel_work(counter_free), measured = kernel_work(origin);
   auto row = [&](std::string name, const std::vector<KernelWork>& work, const auto& predictor) {
-    const PredictedTrace p = predict_trace(origin, work, od, dd, predictor, {});
+    const PredictedTrace p = predict_trace(origin, work, od, dd, predictor);
     GammaStudyRow r{std::move(name), (p.gpu_active_us - dest.gpu_active_us()) / dest.gpu_active_us(), {}};
     std::array<double, kernel_classes.size()> pred{};
     for (std::size_t i = 0; i < cls.size(); ++i) pred[cls[i]] += p.kernels[i].duration_us;

@@ -11,12 +11,14 @@
 
 #include "habitat/report/evaluate.hpp"
 #include "habitat/report/gamma_study.hpp"
+#include "habitat/sim/compose.hpp"
 
 namespace habitat::report {
 
 struct OriginSummary {
   std::string device;
-  double iteration_us = 0, gpu_active_us = 0;
+  double iteration_us = 0, gpu_active_us = 0;  // iteration: un-profiled, simulated with the trace's own kernel times
+  std::optional<sim::OriginTimeline> simulated;
 };
 
 [[nodiscard]] inline std::string fmt(const char* f, double v) {
@@ -38,12 +40,32 @@ struct OriginSummary {
   return a;
 }
 
+// The simulated step: GPU busy time, host time, what bounds it, Lin et al.'s host overheads, critical path.
+[[nodiscard]] inline boost::json::object timeline_json(const sim::Timeline& tl) {
+  boost::json::object host_types;
+  for (std::size_t i = 0; i < sim::host_time_names.size(); ++i) host_types[sim::host_time_names[i]] = tl.host_by_type[i] / 1e3;
+  boost::json::array path;
+  for (std::size_t i = 0; i < tl.critical_path.size() && i < 10; ++i)
+    path.push_back({{"label", tl.critical_path[i].label}, {"on", tl.critical_path[i].gpu ? "gpu" : "host"}, {"ms", tl.critical_path[i].us / 1e3}});
+  return {{"gpu_busy_ms", tl.gpu_busy_us / 1e3},
+          {"host_ms", tl.host_us / 1e3},
+          {"host_stall_ms", tl.host_stall_us / 1e3},
+          {"sync_wait_ms", tl.sync_wait_us / 1e3},
+          {"launch_queue_wait_ms", tl.queue_wait_us / 1e3},
+          {"first_step_ms", tl.first_step_us / 1e3},
+          {"bound", tl.verdict()},
+          {"host_overheads_ms", std::move(host_types)},
+          {"critical_path", std::move(path)}};
+}
+
 inline void write_json(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
   boost::json::array preds;
   for (const auto& p : ps)
     preds.push_back({{"device", p.device},
                      {"iteration_ms", p.iteration_us / 1e3},
                      {"gpu_active_ms", p.gpu_active_us / 1e3},
+                     {"host", p.host},
+                     {"timeline", p.timeline ? boost::json::value(timeline_json(*p.timeline)) : boost::json::value(nullptr)},
                      {"throughput", opt_json(p.throughput)},
                      {"cost_normalized_throughput", opt_json(p.cost_normalized_throughput)},
                      {"breakdown", breakdown_json(p)},
@@ -52,30 +74,46 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
                                 {"kernels_replaced_non_finite", p.replaced_kernels},
                                 {"model_declined_ops", p.model_declined_ops},
                                 {"model_declined_reason", p.model_declined_reason}}}});
-  boost::json::object root{{"schema", "habitat.prediction/1"},
-                           {"origin", {{"device", o.device}, {"iteration_ms", o.iteration_us / 1e3}, {"gpu_active_ms", o.gpu_active_us / 1e3}}},
-                           {"predictions", std::move(preds)}};
+  boost::json::object origin{{"device", o.device}, {"iteration_ms", o.iteration_us / 1e3}, {"gpu_active_ms", o.gpu_active_us / 1e3}};
+  if (o.simulated) {
+    origin["profiled_step_ms"] = o.simulated->profiled_step_us / 1e3;
+    origin["profiler_cost_ms"] = o.simulated->profiler_cost_us / 1e3;
+    origin["host"] = o.simulated->host;
+    origin["timeline"] = timeline_json(o.simulated->timeline);
+  }
+  boost::json::object root{{"schema", "habitat.prediction/1"}, {"origin", std::move(origin)}, {"predictions", std::move(preds)}};
   os << boost::json::serialize(root) << "\n";
 }
 
 inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
-  os << "device,iteration_ms,gpu_active_ms,throughput,cost_normalized_throughput\n";
+  os << "device,iteration_ms,gpu_active_ms,gpu_busy_ms,bound,throughput,cost_normalized_throughput\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt("%.6g", *v) : std::string(); };
-  os << '"' << o.device << "\"," << fmt("%.6g", o.iteration_us / 1e3) << ',' << fmt("%.6g", o.gpu_active_us / 1e3) << ",,\n";
+  auto busy = [](const std::optional<sim::Timeline>& tl) { return tl ? fmt("%.6g", tl->gpu_busy_us / 1e3) + "," + tl->verdict() : std::string(","); };
+  os << '"' << o.device << "\"," << fmt("%.6g", o.iteration_us / 1e3) << ',' << fmt("%.6g", o.gpu_active_us / 1e3) << ','
+     << busy(o.simulated ? std::optional<sim::Timeline>(o.simulated->timeline) : std::nullopt) << ",,\n";
   for (const auto& p : ps)
-    os << '"' << p.device << "\"," << fmt("%.6g", p.iteration_us / 1e3) << ',' << fmt("%.6g", p.gpu_active_us / 1e3) << ','
-       << opt(p.throughput) << ',' << opt(p.cost_normalized_throughput) << "\n";
+    os << '"' << p.device << "\"," << fmt("%.6g", p.iteration_us / 1e3) << ',' << fmt("%.6g", p.gpu_active_us / 1e3) << ',' << busy(p.timeline)
+       << ',' << opt(p.throughput) << ',' << opt(p.cost_normalized_throughput) << "\n";
 }
 
 inline void write_table(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, std::size_t breakdown_rows) {
   os << "origin " << o.device << ": iteration " << fmt("%.3f", o.iteration_us / 1e3) << " ms, GPU active "
-     << fmt("%.3f", o.gpu_active_us / 1e3) << " ms\n\n";
-  char line[256];
-  std::snprintf(line, sizeof line, "%-24s %14s %14s %12s %16s  %s\n", "device", "iteration ms", "GPU active ms", "samples/s", "samples/$",
-                "methods (share of origin GPU time)");
+     << fmt("%.3f", o.gpu_active_us / 1e3) << " ms";
+  if (o.simulated) {
+    const auto& s = *o.simulated;
+    os << ", GPU busy " << fmt("%.3f", s.timeline.gpu_busy_us / 1e3) << " ms, host " << fmt("%.3f", s.timeline.host_us / 1e3) << " ms: "
+       << s.timeline.verdict() << " (host " << s.host << ")\n"
+       << "  un-profiled, simulated; the profiled step took " << fmt("%.3f", s.profiled_step_us / 1e3) << " ms, of which the profiler's host cost "
+       << fmt("%.3f", s.profiler_cost_us / 1e3) << " ms";
+  }
+  os << "\n\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%-24s %13s %14s %12s %-10s %11s %12s  %s\n", "device", "iteration ms", "GPU active ms", "GPU busy ms", "bound",
+                "samples/s", "samples/$", "methods (share of origin GPU time)");
   os << line;
   for (const auto& p : ps) {
-    std::snprintf(line, sizeof line, "%-24s %14.3f %14.3f %12s %16s  ", p.device.c_str(), p.iteration_us / 1e3, p.gpu_active_us / 1e3,
+    std::snprintf(line, sizeof line, "%-24s %13.3f %14.3f %12s %-10s %11s %12s  ", p.device.c_str(), p.iteration_us / 1e3, p.gpu_active_us / 1e3,
+                  p.timeline ? fmt("%.3f", p.timeline->gpu_busy_us / 1e3).c_str() : "-", p.timeline ? p.timeline->verdict() : "-",
                   p.throughput ? fmt("%.1f", *p.throughput).c_str() : "-",
                   p.cost_normalized_throughput ? fmt("%.0f", *p.cost_normalized_throughput).c_str() : "-");
     os << line << p.method_summary() << (p.model_declined_ops ? "; models declined " + std::to_string(p.model_declined_ops) + " ops" : "") << "\n";
@@ -97,6 +135,18 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
       os << "  learned models stepped aside for " << p.model_declined_ops << " operations outside their training range (first: "
          << p.model_declined_reason << ")\n";
     if (p.floored_kernels) os << "  " << p.floored_kernels << " kernel predictions were raised to the roofline bound\n";
+    if (p.timeline) {
+      const auto& tl = *p.timeline;
+      os << "  host " << p.host << ": " << fmt("%.3f", tl.host_us / 1e3) << " ms per step (";
+      for (std::size_t i = 0; i < sim::host_time_names.size(); ++i)
+        os << (i ? ", " : "") << sim::host_time_names[i] << " " << fmt("%.2f", tl.host_by_type[i] / 1e3);
+      os << "); GPU idle " << fmt("%.3f", tl.host_stall_us / 1e3) << " ms, sync waits " << fmt("%.3f", tl.sync_wait_us / 1e3) << " ms\n";
+      os << "  critical path:";
+      for (std::size_t i = 0; i < tl.critical_path.size() && i < 4; ++i)
+        os << (i ? "; " : " ") << tl.critical_path[i].label.substr(0, 40) << (tl.critical_path[i].gpu ? " (GPU) " : " ")
+           << fmt("%.2f", tl.critical_path[i].us / 1e3);
+      os << "\n";
+    }
   }
 }
 

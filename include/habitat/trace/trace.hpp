@@ -1,12 +1,14 @@
 #pragma once
-// One training iteration as recorded on the origin GPU: its operations (framework ops with shapes),
-// the GPU work they launched (kernels, memcpys, memsets) and the origin device.
+// One training iteration as recorded on the origin GPU: its operations (framework ops with shapes), the
+// host's runtime calls, the GPU work they launched (kernels, memcpys, memsets) and the origin device.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "habitat/device/device.hpp"
+#include "habitat/trace/host_call.hpp"
 
 namespace habitat {
 
@@ -36,6 +38,8 @@ struct Kernel {
   double bytes = 0;            // memcpy/memset payload
   std::string copy_kind;       // memcpy: "HtoD", "DtoH", "DtoD", ...
   int op = -1;                 // innermost enclosing operation (index into Trace::ops), -1 if none
+  int call = -1;               // the host call that launched it (index into Trace::calls), -1 if unknown
+  bool in_graph = false;       // launched by a CUDA graph: no framework op of its own, its launch sometimes 1x1
   std::optional<KernelMetrics> metrics;
 
   [[nodiscard]] std::int64_t blocks() const { return grid.count(); }
@@ -59,6 +63,26 @@ struct Operation {
   int forward = -1;  // for backward ops: the forward op with the same sequence number
 };
 
+// Length of the union of [start, start + duration) intervals: GPU busy time when they are kernels.
+template <class Range, class Start, class Duration>
+[[nodiscard]] double union_us(const Range& items, Start start, Duration duration) {
+  std::vector<std::pair<double, double>> iv;
+  for (const auto& x : items) iv.emplace_back(start(x), start(x) + duration(x));
+  std::sort(iv.begin(), iv.end());
+  double total = 0, lo = 0, hi = -1e300;
+  for (const auto& [a, b] : iv) {
+    if (a > hi) {
+      if (hi > lo) total += hi - lo;
+      lo = a;
+      hi = b;
+    } else {
+      hi = std::max(hi, b);
+    }
+  }
+  if (hi > lo) total += hi - lo;
+  return total;
+}
+
 struct Trace {
   std::string source;        // file it came from
   std::string device_name;   // origin GPU as the trace names it
@@ -66,20 +90,31 @@ struct Trace {
   std::string step_name;
   double step_start_us = 0, step_duration_us = 0;
   std::vector<Operation> ops;
-  std::vector<Kernel> kernels;  // sorted by start time
+  std::vector<Kernel> kernels;     // sorted by start time
+  std::vector<HostCall> calls;     // runtime and driver calls of the step, sorted by start time
+  std::vector<double> marks_us;    // starts of the step's other profiler records (user annotations)
+  int profiled_steps = 0;          // ProfilerStep annotations in the file
+  std::vector<std::string> warnings;  // what the reader had to assume
 
-  // Sum of GPU work durations (what the GPU was busy with, counting overlap on streams twice).
+  // Sum of GPU work durations (Lin et al.'s GPU active time: overlap on streams counts twice).
   [[nodiscard]] double gpu_active_us() const {
     double t = 0;
     for (const auto& k : kernels) t += k.duration_us;
     return t;
   }
-  // From the step's start on the host to the end of its last GPU work (or of the step, if later).
+  // Time the GPU was doing anything: the union of GPU work over streams.
+  [[nodiscard]] double gpu_busy_us() const {
+    return union_us(kernels, [](const Kernel& k) { return k.start_us; }, [](const Kernel& k) { return k.duration_us; });
+  }
+  // The profiled step as recorded: from its start on the host to the end of its last GPU work (or of the
+  // step, if later). Profiler overhead included; the simulator predicts what a user would measure.
   [[nodiscard]] double iteration_us() const {
     double end = step_start_us + step_duration_us;
     for (const auto& k : kernels) end = std::max(end, k.start_us + k.duration_us);
     return end - step_start_us;
   }
 };
+
+
 
 }  // namespace habitat

@@ -84,15 +84,12 @@ struct RawStep {
   long number;
   double start, dur;
 };
-struct RawLaunch {
-  double ts;
-  std::int64_t tid;
-};
 
 struct Collector {
   std::string path;
   std::vector<RawStep> steps;
-  std::unordered_map<std::int64_t, RawLaunch> launches;  // by correlation
+  std::vector<HostCall> calls;  // every runtime and driver call of the file
+  std::vector<double> marks;    // user annotations other than steps
   std::vector<Kernel> gpu;
   std::vector<Operation> ops;
   std::vector<json::object> device_props;
@@ -129,12 +126,23 @@ struct Collector {
           } catch (...) {
             throw make_error(path, where, "cannot read the step number of '" + std::string(n) + "'");
           }
+        } else {
+          marks.push_back(*ts);
         }
         break;
       }
-      case Category::launch:
-        if (correlation) launches[static_cast<std::int64_t>(*correlation)] = {*ts, as_id(e.if_contains("tid"))};
+      case Category::launch: {
+        if (*dur < 0) throw make_error(path, where, "negative duration");
+        HostCall call;
+        call.name = std::string(name->get_string());
+        call.kind = host_call_kind(call.name);
+        call.start_us = *ts;
+        call.duration_us = *dur;
+        call.thread = as_id(e.if_contains("tid"));
+        call.correlation = correlation ? static_cast<std::int64_t>(*correlation) : -1;
+        calls.push_back(std::move(call));
         break;
+      }
       case Category::cpu_op: ops.push_back(make_op(name->get_string(), *ts, *dur, e, args)); break;
       case Category::kernel:
       case Category::memcpy:
@@ -248,10 +256,20 @@ inline void link_parents(std::vector<Operation>& ops) {
   if (c.steps.empty())
     throw make_error(path, "steps", "no 'ProfilerStep#N' annotation: record with torch.profiler and call prof.step() once per iteration");
   std::sort(c.steps.begin(), c.steps.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
+  t.profiled_steps = static_cast<int>(c.steps.size());
+  std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
+  // Launch times, sorted: a step launched GPU work if one falls in its window. Without runtime events
+  // (some exporters drop them) kernels are taken by their GPU start instead.
+  std::vector<double> launch_ts;
+  for (const auto& call : c.calls)
+    if (call.correlation >= 0 && call.kind != HostCallKind::other && call.kind != HostCallKind::sync) launch_ts.push_back(call.start_us);
+  const bool have_launches = !launch_ts.empty();
+  if (!have_launches)
+    for (const auto& k : c.gpu) launch_ts.push_back(k.start_us);
+  std::sort(launch_ts.begin(), launch_ts.end());
   auto launched_in = [&](const detail::RawStep& s) {
-    for (const auto& [corr, l] : c.launches)
-      if (l.ts >= s.start && l.ts <= s.start + s.dur) return true;
-    return false;
+    auto it = std::lower_bound(launch_ts.begin(), launch_ts.end(), s.start);
+    return it != launch_ts.end() && *it <= s.start + s.dur;
   };
   const detail::RawStep* step = nullptr;
   if (options.step) {
@@ -293,31 +311,63 @@ inline void link_parents(std::vector<Operation>& ops) {
     if (op.backward && op.forward < 0 && op.parent >= 0) op.forward = t.ops[op.parent].forward;
   }
 
-  // Innermost op enclosing a launch: last op on the thread starting at or before it, then up the parents.
+  // Innermost op enclosing a host call: last op on the thread starting at or before it, then up the parents.
   std::map<std::int64_t, std::pair<int, int>> thread_range;
   for (int i = 0; i < static_cast<int>(t.ops.size()); ++i) {
     auto [it, fresh] = thread_range.try_emplace(t.ops[i].thread, i, i + 1);
     if (!fresh) it->second.second = i + 1;
   }
-  auto innermost = [&](const detail::RawLaunch& l) {
-    auto r = thread_range.find(l.tid);
+  auto innermost = [&](std::int64_t tid, double ts) {
+    auto r = thread_range.find(tid);
     if (r == thread_range.end()) return -1;
     auto first = t.ops.begin() + r->second.first, last = t.ops.begin() + r->second.second;
-    auto it = std::upper_bound(first, last, l.ts, [](double ts, const Operation& op) { return ts < op.start_us; });
+    auto it = std::upper_bound(first, last, ts, [](double x, const Operation& op) { return x < op.start_us; });
     if (it == first) return -1;
     int i = static_cast<int>(std::prev(it) - t.ops.begin());
-    while (i >= 0 && t.ops[i].start_us + t.ops[i].duration_us < l.ts) i = t.ops[i].parent;
+    while (i >= 0 && t.ops[i].start_us + t.ops[i].duration_us < ts) i = t.ops[i].parent;
     return i;
   };
 
+  // The step's host calls; a correlation names the call that launched a kernel (all kernels of a CUDA
+  // graph share their graph launch's).
+  std::unordered_map<std::int64_t, int> call_by_correlation;
+  for (auto& call : c.calls) {
+    if (call.start_us < lo || call.start_us > hi) continue;
+    call.op = innermost(call.thread, call.start_us);
+    if (call.correlation >= 0) call_by_correlation.emplace(call.correlation, static_cast<int>(t.calls.size()));
+    t.calls.push_back(std::move(call));
+  }
+  for (const double m : c.marks)
+    if (m >= lo && m <= hi) t.marks_us.push_back(m);
+
   for (auto& k : c.gpu) {
-    auto it = c.launches.find(k.correlation);
-    if (it == c.launches.end() || it->second.ts < lo || it->second.ts > hi) continue;
-    k.op = innermost(it->second);
+    if (have_launches) {
+      auto it = call_by_correlation.find(k.correlation);
+      if (it == call_by_correlation.end()) continue;
+      k.call = it->second;
+      k.op = t.calls[it->second].op;
+      k.in_graph = t.calls[k.call].kind == HostCallKind::graph_launch;
+    } else if (k.start_us < lo || k.start_us > hi) {
+      continue;
+    }
     t.kernels.push_back(std::move(k));
   }
   if (t.kernels.empty()) throw make_error(path, t.step_name, "no kernels, memcpys or memsets were launched in this step");
   std::sort(t.kernels.begin(), t.kernels.end(), [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
+  if (!have_launches)
+    t.warnings.push_back("no CUDA runtime events: GPU work taken by its start time inside the step, launched as recorded");
+
+  // A call blocked its thread if it is a synchronization, a synchronous copy, or it returned only after
+  // the GPU work it enqueued had finished (an Async copy from pageable memory).
+  std::vector<double> work_end(t.calls.size(), -1);
+  for (const auto& k : t.kernels)
+    if (k.call >= 0) work_end[k.call] = std::max(work_end[k.call], k.start_us + k.duration_us);
+  for (std::size_t i = 0; i < t.calls.size(); ++i) {
+    HostCall& call = t.calls[i];
+    const double end = call.start_us + call.duration_us;
+    const bool waited_for_own_work = work_end[i] >= 0 && call.duration_us > 20 && end >= work_end[i] - 1;
+    call.blocking = synchronous_by_name(call.name) || waited_for_own_work;
+  }
   return t;
 }
 

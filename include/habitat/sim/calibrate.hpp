@@ -1,0 +1,102 @@
+#pragma once
+// Calibrating what the profiler costs on a host, from the same workloads measured with and without it:
+// each case is a profiled trace and the un-profiled iteration time measured with CUDA events on the same
+// machine. The fit finds the profiler cost under which the replayed traces come closest to the
+// measurements (mean absolute relative error): coarse grid, then Nelder-Mead.
+#include <boost/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "habitat/detail/json_fields.hpp"
+#include "habitat/detail/nelder_mead.hpp"
+#include "habitat/sim/host_model.hpp"
+#include "habitat/sim/simulator.hpp"
+
+namespace habitat::sim {
+
+struct MeasuredStep {
+  std::string workload, trace_path;
+  double measured_us = 0;  // un-profiled iteration time, median of repeats
+  std::string protocol;    // "back_to_back" or "synced"
+};
+
+// The workloads of a fixture manifest (habitat.fixture-manifest/1 or habitat.host-fixture-manifest/1),
+// with the un-profiled time of the protocol the trace was recorded with.
+[[nodiscard]] inline std::vector<MeasuredStep> read_manifest(const std::string& dir) {
+  const std::string path = dir + "/manifest.json";
+  std::ifstream in(path);
+  if (!in) throw make_error(path, "", "cannot open fixture manifest");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto doc = habitat::detail::parse_document(ss.str(), path);
+  if (!doc.is_object() || !doc.as_object().contains("workloads") || !doc.at("workloads").is_array())
+    throw make_error(path, "top level", "no 'workloads' array");
+  std::vector<MeasuredStep> out;
+  const auto& ws = doc.at("workloads").as_array();
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    const habitat::detail::JsonPlace at{path, "workloads[" + std::to_string(i) + "]"};
+    if (!ws[i].is_object()) throw make_error(path, at.place, "must be an object");
+    const auto& w = ws[i].as_object();
+    MeasuredStep m;
+    m.workload = habitat::detail::opt_string(w, "workload", at).value_or("");
+    m.trace_path = dir + "/" + habitat::detail::opt_string(w, "trace", at).value_or("");
+    // Traces recorded back to back are compared with back-to-back timings; the older fixtures synchronized
+    // after every step, in their timing and in their trace alike.
+    std::string key = w.contains("back_to_back_ms") ? "back_to_back_ms" : w.contains("iteration_ms") ? "iteration_ms" : "synced_ms";
+    const auto* t = w.if_contains(key);
+    if (!t || !t->is_object()) throw make_error(path, at.place, "no 'back_to_back_ms', 'iteration_ms' or 'synced_ms' timing");
+    m.measured_us = habitat::detail::number(t->as_object(), "median", {path, at.place + "." + key}) * 1e3;
+    if (!(std::isfinite(m.measured_us) && m.measured_us > 0)) throw make_error(path, at.place + "." + key, "median must be a positive number");
+    m.protocol = key == "back_to_back_ms" ? "back_to_back" : "synced";
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+struct CalibrationCase {
+  std::string workload;
+  const Trace* trace = nullptr;
+  double measured_us = 0;
+};
+
+// Replayed un-profiled iteration of the origin itself (recorded kernel times, same host).
+[[nodiscard]] inline double replayed_us(const Trace& t, const ProfilerCost& cost) {
+  HostModel h;
+  h.profiler = cost;
+  std::vector<double> d;
+  d.reserve(t.kernels.size());
+  for (const auto& k : t.kernels) d.push_back(k.duration_us);
+  return simulate(t, build_program(t, h), d).period_us;
+}
+
+[[nodiscard]] inline double mean_abs_error(const std::vector<CalibrationCase>& cases, const ProfilerCost& cost) {
+  double e = 0;
+  for (const auto& c : cases) e += std::abs(replayed_us(*c.trace, cost) / c.measured_us - 1);
+  return cases.empty() ? 0 : e / static_cast<double>(cases.size());
+}
+
+struct CalibrationFit {
+  ProfilerCost cost;
+  double mean_abs_error = 0;
+};
+
+[[nodiscard]] inline CalibrationFit fit_profiler_cost(const std::vector<CalibrationCase>& cases) {
+  CalibrationFit best{{}, mean_abs_error(cases, {})};
+  for (double slow = 1.0; slow <= 2.0 + 1e-9; slow += 0.1)
+    for (double op = 0; op <= 4 + 1e-9; op += 0.5)
+      for (double call = 0; call <= 4 + 1e-9; call += 1.0) {
+        const ProfilerCost c{op, call, slow};
+        if (const double e = mean_abs_error(cases, c); e < best.mean_abs_error) best = {c, e};
+      }
+  auto clamp = [](const std::vector<double>& x) { return ProfilerCost{std::max(0.0, x[0]), std::max(0.0, x[1]), std::max(1.0, x[2])}; };
+  const auto x = habitat::detail::nelder_mead([&](const std::vector<double>& v) { return mean_abs_error(cases, clamp(v)); },
+                                              {best.cost.per_op_us, best.cost.per_call_us, best.cost.slowdown}, 0.25, 60);
+  if (const double e = mean_abs_error(cases, clamp(x)); e < best.mean_abs_error) best = {clamp(x), e};
+  return best;
+}
+
+}  // namespace habitat::sim

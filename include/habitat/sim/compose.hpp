@@ -1,0 +1,48 @@
+#pragma once
+// Composing the timeline: a trace's predicted kernel times replayed with the destination's host, giving
+// the iteration time a user would measure, the GPU's busy time, what bounds the step, and throughput.
+#include <optional>
+#include <vector>
+
+#include "habitat/predict/predicted_trace.hpp"
+#include "habitat/sim/host_profile.hpp"
+#include "habitat/sim/simulator.hpp"
+
+namespace habitat::sim {
+
+inline void set_throughput(PredictedTrace& p, const Device& dest, std::optional<int> batch) {
+  p.throughput.reset();
+  p.cost_normalized_throughput.reset();
+  if (!batch || !(p.iteration_us > 0)) return;
+  p.throughput = *batch / (p.iteration_us * 1e-6);
+  if (dest.price && dest.price->usd_per_hour > 0) p.cost_normalized_throughput = *p.throughput * 3600.0 / dest.price->usd_per_hour;
+}
+
+inline void compose(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest, std::optional<int> batch = {},
+                    const SimOptions& opt = {}) {
+  std::vector<double> d;
+  d.reserve(p.kernels.size());
+  for (const auto& k : p.kernels) d.push_back(k.duration_us);
+  p.timeline = simulate(t, program, d, opt);
+  p.iteration_us = p.timeline->period_us;
+  set_throughput(p, dest, batch);
+}
+
+// The origin as a user would measure it: the trace's own kernel times, the profiler removed, its own host.
+struct OriginTimeline {
+  Timeline timeline;
+  double profiled_step_us = 0;   // the step as recorded, profiler overhead included
+  double profiler_cost_us = 0;   // what the profiler added to this step's host time
+  std::string host;
+};
+
+[[nodiscard]] inline OriginTimeline origin_timeline(const Trace& t, const HostModel& own_host, const SimOptions& opt = {}) {
+  const StepProgram program = build_program(t, own_host);
+  std::vector<double> d;
+  d.reserve(t.kernels.size());
+  for (const auto& k : t.kernels) d.push_back(k.duration_us);
+  OriginTimeline o{simulate(t, program, d, opt), t.iteration_us(), std::max(0.0, program.recorded_host_us - program.host_us), own_host.runs_on};
+  return o;
+}
+
+}  // namespace habitat::sim

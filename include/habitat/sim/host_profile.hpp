@@ -1,0 +1,181 @@
+#pragma once
+// Host profiles (habitat.host-profile/1): what a machine's CPU costs per framework operation, measured by
+// `habitat-host-profile` (LibTorch) and its Python twin, plus what torch.profiler adds per record there.
+// A catalog GPU may name the host it usually comes in (`reference_host`); predictions use it.
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "habitat/detail/json_fields.hpp"
+#include "habitat/device/device.hpp"
+#include "habitat/error.hpp"
+#include "habitat/sim/host_model.hpp"
+#include "habitat/sim/hosts_data.hpp"
+
+namespace habitat::sim {
+
+// Per-operation host times a profile may hold, best first: the speed of two hosts is compared on the first
+// one both profiles have. An op that launches a kernel, timed in C++, tracks the host-bound fixtures best
+// (H100 -> H200 host: 0.60 here, against 0.51-0.89 measured on host-bound workloads); from Python the
+// interpreter's share hides the difference (0.97).
+inline constexpr std::array<std::string_view, 5> host_speed_keys{"cuda_launch_op_us", "python_cuda_launch_op_us", "dispatch_us",
+                                                                 "python_dispatch_us", "cpu_op_us"};
+
+struct HostProfile {
+  std::string name, cpu, gpu, recorded_utc, source;
+  std::map<std::string, double, std::less<>> per_op_us;  // by host_speed_keys entry
+  std::optional<ProfilerCost> profiler;
+  std::string profiler_method;
+};
+
+[[nodiscard]] inline HostProfile parse_host_profile(const boost::json::value& v, const habitat::detail::JsonPlace& at) {
+  if (!v.is_object()) throw make_error(at.file, at.place, "a host profile must be a JSON object");
+  const auto& o = v.get_object();
+  HostProfile h;
+  h.source = std::string(at.file);
+  const auto name = habitat::detail::opt_string(o, "name", at);
+  if (!name || name->empty()) throw make_error(at.file, at.place, "missing string field 'name'");
+  h.name = *name;
+  h.cpu = habitat::detail::opt_string(o, "cpu", at).value_or("");
+  h.gpu = habitat::detail::opt_string(o, "gpu", at).value_or("");
+  h.recorded_utc = habitat::detail::opt_string(o, "recorded_utc", at).value_or("");
+  auto positive = [&](const boost::json::object& from, std::string_view key, const habitat::detail::JsonPlace& where) -> std::optional<double> {
+    const auto x = habitat::detail::opt_number(from, key, where);
+    if (x && !(std::isfinite(*x) && *x > 0 && *x < 1e6))
+      throw make_error(where.file, where.place, "field '" + std::string(key) + "' must be a positive number of microseconds");
+    return x;
+  };
+  for (const auto key : host_speed_keys)
+    if (auto x = positive(o, key, at)) h.per_op_us.emplace(std::string(key), *x);
+  if (const auto* p = o.if_contains("profiler"); p && !p->is_null()) {
+    const habitat::detail::JsonPlace pat{at.file, at.place + ".profiler"};
+    if (!p->is_object()) throw make_error(at.file, pat.place, "must be an object");
+    const auto& po = p->get_object();
+    const double op = habitat::detail::number(po, "per_op_us", pat), call = habitat::detail::number(po, "per_call_us", pat);
+    for (auto [key, x] : {std::pair{"per_op_us", op}, {"per_call_us", call}})
+      if (!(std::isfinite(x) && x >= 0 && x < 1e4)) throw make_error(at.file, pat.place, std::string("field '") + key + "' must be a number from 0 to 10000");
+    const double slowdown = habitat::detail::opt_number(po, "slowdown", pat).value_or(1.0);
+    if (!(std::isfinite(slowdown) && slowdown >= 1 && slowdown <= 10)) throw make_error(at.file, pat.place, "field 'slowdown' must be a number from 1 to 10");
+    h.profiler = ProfilerCost{op, call, slowdown};
+    h.profiler_method = habitat::detail::opt_string(po, "method", pat).value_or("");
+  }
+  return h;
+}
+
+class HostRegistry {
+ public:
+  [[nodiscard]] static HostRegistry builtin() {
+    HostRegistry r;
+    const auto doc = habitat::detail::parse_document(habitat::detail::builtin_hosts_json, "<built-in host profiles>");
+    const auto& a = doc.as_array();
+    for (std::size_t i = 0; i < a.size(); ++i)
+      r.add(parse_host_profile(a[i], {"<built-in host profiles>", "profile #" + std::to_string(i + 1)}));
+    return r;
+  }
+  [[nodiscard]] HostProfile read_file(const std::string& path) const {
+    std::ifstream in(path);
+    if (!in) throw make_error(path, "", "cannot open host profile");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_host_profile(habitat::detail::parse_document(ss.str(), path), {path, "top level"});
+  }
+  void add(HostProfile h) {
+    std::erase_if(hosts_, [&](const HostProfile& x) { return x.name == h.name; });
+    hosts_.push_back(std::move(h));
+  }
+  [[nodiscard]] const HostProfile* find(std::string_view name) const {
+    for (const auto& h : hosts_)
+      if (h.name == name) return &h;
+    return nullptr;
+  }
+  // A name of a known profile, or a file holding one.
+  [[nodiscard]] HostProfile resolve(const std::string& name_or_file) const {
+    if (const auto* h = find(name_or_file)) return *h;
+    std::ifstream probe(name_or_file);
+    if (probe) return read_file(name_or_file);
+    std::string known;
+    for (const auto& h : hosts_) known += (known.empty() ? "" : ", ") + h.name;
+    throw make_error(name_or_file, "--host", "neither a host profile file nor a known host (known: " + known + ")");
+  }
+  [[nodiscard]] const std::vector<HostProfile>& hosts() const { return hosts_; }
+
+  // The median profiler cost over the profiles that measured one: for traces from an unprofiled host.
+  [[nodiscard]] std::optional<ProfilerCost> typical_profiler_cost() const {
+    std::vector<double> op, call, slow;
+    for (const auto& h : hosts_)
+      if (h.profiler) {
+        op.push_back(h.profiler->per_op_us);
+        call.push_back(h.profiler->per_call_us);
+        slow.push_back(h.profiler->slowdown);
+      }
+    if (op.empty()) return std::nullopt;
+    auto med = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    };
+    return ProfilerCost{med(op), med(call), med(slow)};
+  }
+
+ private:
+  std::vector<HostProfile> hosts_;
+};
+
+// Destination host time / recording host time, on the first per-op measurement both profiles have.
+[[nodiscard]] inline std::optional<std::pair<double, std::string>> host_speed_ratio(const HostProfile& recorded, const HostProfile& runs) {
+  for (const auto key : host_speed_keys) {
+    auto a = recorded.per_op_us.find(key), b = runs.per_op_us.find(key);
+    if (a != recorded.per_op_us.end() && b != runs.per_op_us.end()) return std::pair{b->second / a->second, std::string(key)};
+  }
+  return std::nullopt;
+}
+
+struct HostChoice {
+  std::optional<std::string> runs_on;      // --host: the destination machine's host
+  std::optional<std::string> recorded_on;  // --origin-host: the machine the trace was recorded on
+};
+
+// Which hosts a prediction from `origin` to `dest` assumes, and what that makes of the trace's host time.
+// Recording host: --origin-host, else the origin GPU's reference host. Destination host: --host, else the
+// destination GPU's reference host, else the recording host.
+[[nodiscard]] inline HostModel host_model(const HostRegistry& reg, const Device& origin, const Device& dest, const HostChoice& choice = {}) {
+  HostModel m;
+  std::optional<HostProfile> rec, run;
+  auto reference = [&](const Device& d) -> std::optional<HostProfile> {
+    if (d.reference_host.empty()) return std::nullopt;
+    if (const auto* h = reg.find(d.reference_host)) return *h;
+    m.assumptions.push_back("reference host '" + d.reference_host + "' of " + d.name + " is not among the host profiles");
+    return std::nullopt;
+  };
+  rec = choice.recorded_on ? std::optional(reg.resolve(*choice.recorded_on)) : reference(origin);
+  run = choice.runs_on ? std::optional(reg.resolve(*choice.runs_on)) : reference(dest);
+  if (!run) run = rec;
+  if (rec) m.recorded_on = rec->name;
+  if (run) m.runs_on = run->name;
+
+  if (rec && rec->profiler) {
+    m.profiler = *rec->profiler;
+  } else if (auto typical = reg.typical_profiler_cost()) {
+    m.profiler = *typical;
+    m.assumptions.push_back("profiler cost of the recording host unknown: the median of the shipped hosts' is removed");
+  }
+  if (rec && run && rec->name != run->name) {
+    if (auto r = host_speed_ratio(*rec, *run)) m.speed_ratio = r->first;
+    else m.assumptions.push_back("hosts " + rec->name + " and " + run->name + " share no measurement: host time kept as recorded");
+  } else if (!rec && run) {
+    m.assumptions.push_back("recording host unknown (use --origin-host): host time kept as recorded, on " + run->name);
+  } else if (!rec && !run) {
+    m.assumptions.push_back("no host profile for " + origin.name + " or " + dest.name + " (use --host): host time kept as recorded");
+  }
+  return m;
+}
+
+}  // namespace habitat::sim

@@ -1,0 +1,209 @@
+#pragma once
+// Discrete-event replay of back-to-back training steps. The host issues its calls in order, each after its
+// host work; a launch enqueues GPU work, which runs on its stream in launch order, after the kernels of
+// other streams it waits for; a synchronizing call holds the host until the GPU work it waits for is
+// done; a full launch queue holds the host until a slot frees. The steady-state period is what a user
+// measures with CUDA events around each step of a training loop.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "habitat/error.hpp"
+#include "habitat/sim/step_program.hpp"
+
+namespace habitat::sim {
+
+struct SimOptions {
+  int steps = 6;            // simulated back to back; the period is taken over the last ones
+  int queue_depth = 1024;   // launches the driver accepts ahead of the GPU before the host blocks
+};
+
+struct CriticalShare {
+  std::string label;  // operation (or "host: ..." for host time between operations)
+  double us = 0;
+  bool gpu = false;
+};
+
+struct Timeline {
+  double period_us = 0;         // steady-state step time: what CUDA events around each step measure
+  double first_step_us = 0;     // one step from an idle GPU (a loop that synchronizes every step)
+  double gpu_active_us = 0;     // sum of kernel times
+  double gpu_busy_us = 0;       // their union over streams, in one steady-state step
+  double host_us = 0;           // host time of one step, waits excluded
+  double host_stall_us = 0;     // GPU idle in one period: waiting for the host (or for nothing to do)
+  double sync_wait_us = 0;      // host time spent waiting in synchronizing calls, per step
+  double queue_wait_us = 0;     // host time blocked on a full launch queue, per step
+  HostTimes host_by_type{};
+  std::vector<CriticalShare> critical_path;  // by operation, largest first
+  [[nodiscard]] bool host_bound() const { return host_us >= gpu_busy_us; }
+  [[nodiscard]] const char* verdict() const { return host_bound() ? "host-bound" : "GPU-bound"; }
+};
+
+namespace detail {
+enum class Cause { none, host, stream, wait };
+struct KernelRun {
+  double start = 0, end = 0;
+  Cause cause = Cause::none;
+  int from = -1;  // the kernel run (stream, wait) or host item run (host) that set the start
+};
+struct ItemRun {
+  double start = 0, end = 0;  // from the start of its host work to the host's return from the call
+  int waited_on = -1;         // kernel run the host waited for (a blocking call), else -1
+};
+}  // namespace detail
+
+// `duration_us` holds one time per trace kernel (predicted for the destination, or as recorded).
+[[nodiscard]] inline Timeline simulate(const Trace& t, const StepProgram& p, const std::vector<double>& duration_us,
+                                       const SimOptions& opt = {}) {
+  const int n = static_cast<int>(t.kernels.size());
+  if (static_cast<int>(duration_us.size()) != n) throw make_error(t.source, "simulate", "one duration per kernel is needed");
+  const int steps = std::max(opt.steps, 3);
+  const int items = static_cast<int>(p.items.size());
+  std::vector<detail::KernelRun> kr(static_cast<std::size_t>(n) * steps);
+  std::vector<detail::ItemRun> ir(static_cast<std::size_t>(items) * steps);
+  std::map<std::int64_t, int> stream_last;  // last kernel run on each stream
+  std::priority_queue<double, std::vector<double>, std::greater<>> pending;  // starts of queued kernels
+  int last_run = -1;                        // latest-ending kernel run so far
+  std::vector<double> step_end(steps, 0), step_host_end(steps, 0), sync_wait(steps, 0), queue_wait(steps, 0);
+  double cpu = 0;
+  auto end_of = [&](int r) { return r >= 0 ? kr[r].end : 0.0; };
+  for (int s = 0; s < steps; ++s) {
+    const int base = s * n;
+    for (int i = 0; i < items; ++i) {
+      const HostItem& item = p.items[i];
+      detail::ItemRun& run = ir[s * items + i];
+      run.start = cpu;
+      cpu += item.work_us;
+      if (!item.kernels.empty()) {
+        while (!pending.empty() && pending.top() <= cpu) pending.pop();
+        while (static_cast<int>(pending.size()) >= opt.queue_depth) {
+          queue_wait[s] += std::max(0.0, pending.top() - cpu);
+          cpu = std::max(cpu, pending.top());
+          pending.pop();
+        }
+      }
+      cpu += item.call_us;
+      int own_last = -1;
+      for (const int k : item.kernels) {
+        const int r = base + k;
+        detail::KernelRun& run_k = kr[r];
+        run_k.start = cpu + p.launch_latency_us;
+        run_k.cause = detail::Cause::host;
+        run_k.from = s * items + i;
+        if (auto it = stream_last.find(t.kernels[k].stream); it != stream_last.end() && kr[it->second].end + p.queue_gap_us > run_k.start) {
+          run_k.start = kr[it->second].end + p.queue_gap_us;
+          run_k.cause = detail::Cause::stream;
+          run_k.from = it->second;
+        }
+        for (const int w : p.waits_for[k])
+          if (kr[base + w].end > run_k.start) {
+            run_k.start = kr[base + w].end;
+            run_k.cause = detail::Cause::wait;
+            run_k.from = base + w;
+          }
+        run_k.end = run_k.start + duration_us[k];
+        stream_last[t.kernels[k].stream] = r;
+        pending.push(run_k.start);
+        if (run_k.end > end_of(last_run)) last_run = r;
+        if (run_k.end > end_of(own_last)) own_last = r;
+        step_end[s] = std::max(step_end[s], run_k.end);
+      }
+      if (item.blocking) {
+        const int on = item.device_wide ? last_run : own_last;
+        if (on >= 0 && kr[on].end > cpu) {
+          sync_wait[s] += kr[on].end - cpu;
+          cpu = kr[on].end;
+          run.waited_on = on;
+        }
+      }
+      run.end = cpu;
+    }
+    cpu += p.tail_us;
+    step_host_end[s] = cpu;
+    step_end[s] = std::max(step_end[s], cpu);
+  }
+
+  Timeline tl;
+  // The period over the last two steps; the first step from an idle GPU.
+  tl.period_us = (step_end[steps - 1] - step_end[steps - 3]) / 2;
+  tl.first_step_us = step_end[0];
+  const int last = steps - 1;
+  std::vector<int> runs(n);
+  for (int k = 0; k < n; ++k) {
+    runs[k] = last * n + k;
+    tl.gpu_active_us += duration_us[k];
+  }
+  tl.gpu_busy_us = std::min(tl.period_us, union_us(runs, [&](int r) { return kr[r].start; }, [&](int r) { return kr[r].end - kr[r].start; }));
+  tl.host_us = p.host_us;
+  tl.host_by_type = p.by_type;
+  tl.host_stall_us = std::max(0.0, tl.period_us - tl.gpu_busy_us);
+  tl.sync_wait_us = sync_wait[last];
+  tl.queue_wait_us = queue_wait[last];
+
+  // Critical path of the last period: from the step's last GPU work back to the previous step's end,
+  // following what set each start (its launch, its stream, a wait, or the host's return from a sync).
+  std::map<std::string, CriticalShare> shares;
+  auto label_of_op = [&](int op) {
+    int top = detail::top_level(t, op);
+    if (top < 0) return std::string("host: between operations");
+    std::string name = t.ops[top].name;
+    constexpr std::string_view wrapper = "autograd::engine::evaluate_function: ";
+    if (name.starts_with(wrapper)) name.erase(0, wrapper.size());
+    return name;
+  };
+  auto add = [&](const std::string& label, double us, bool gpu) {
+    auto& sh = shares[label + (gpu ? "\x01" : "\x02")];
+    sh.label = label;
+    sh.us += std::max(0.0, us);
+    sh.gpu = gpu;
+  };
+  const double floor_time = step_end[steps - 2];
+  int k_run = -1;
+  for (int k = 0; k < n; ++k)
+    if (k_run < 0 || kr[last * n + k].end > kr[k_run].end) k_run = last * n + k;
+  double until = step_end[last];
+  if (k_run < 0 || step_host_end[last] >= end_of(k_run)) {
+    add("host: end of step", until - std::max(floor_time, n ? end_of(k_run) : floor_time), false);
+    until = n ? std::max(floor_time, end_of(k_run)) : floor_time;
+  }
+  int item_run = -1;
+  for (int guard = 0; guard < 4 * (n + items) * steps && until > floor_time; ++guard) {
+    if (k_run >= 0) {
+      const detail::KernelRun& r = kr[k_run];
+      const int k = k_run % n;
+      add(label_of_op(t.kernels[k].op), std::min(until, r.end) - std::max(floor_time, r.start), true);
+      until = std::max(floor_time, std::min(until, r.start));
+      if (r.cause == detail::Cause::host) {
+        item_run = r.from;
+        k_run = -1;
+      } else {
+        k_run = r.from;
+      }
+    } else if (item_run >= 0) {
+      const detail::ItemRun& r = ir[item_run];
+      const HostItem& item = p.items[item_run % items];
+      const int op = item.call >= 0 ? t.calls[item.call].op : (item.kernels.empty() ? -1 : t.kernels[item.kernels.front()].op);
+      if (r.waited_on >= 0) {
+        k_run = r.waited_on;
+        item_run = -1;
+        continue;
+      }
+      std::string label = label_of_op(op);
+      if (!label.starts_with("host:")) label.insert(0, "host: ");
+      add(label, std::min(until, r.end) - std::max(floor_time, r.start), false);
+      until = std::max(floor_time, std::min(until, r.start));
+      item_run = item_run > 0 ? item_run - 1 : -1;
+    } else {
+      break;
+    }
+  }
+  for (auto& [key, sh] : shares)
+    if (sh.us > 0) tl.critical_path.push_back(sh);
+  std::sort(tl.critical_path.begin(), tl.critical_path.end(), [](const auto& a, const auto& b) { return a.us > b.us; });
+  return tl;
+}
+
+}  // namespace habitat::sim

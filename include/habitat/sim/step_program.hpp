@@ -1,0 +1,210 @@
+#pragma once
+// The step as a program to replay: the host's calls in order, each preceded by the host work that led to
+// it (with the profiler's cost removed and scaled to the destination host), the GPU work each call
+// enqueues, and the cross-stream waits between kernels. Built once per trace and host; kernel times
+// come in separately, so one program serves every destination GPU.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <string_view>
+#include <vector>
+
+#include "habitat/sim/host_model.hpp"
+#include "habitat/trace/trace.hpp"
+
+namespace habitat::sim {
+
+// Lin et al.'s five kinds of host overhead.
+enum class HostTime { between_ops, before_first_launch, after_last_launch, launch_call, between_launches };
+inline constexpr std::array<std::string_view, 5> host_time_names{"between_ops", "before_first_launch", "after_last_launch",
+                                                                "launch_call", "between_launches"};
+using HostTimes = std::array<double, 5>;
+
+struct HostItem {
+  double work_us = 0;    // host time before the call
+  double call_us = 0;    // the call itself (without any wait for the GPU)
+  int call = -1;         // index into Trace::calls; -1 for a launch assumed where the trace has no calls
+  bool blocking = false;
+  bool device_wide = false;  // a synchronization waits for all GPU work; a blocking copy for its own
+  std::vector<int> kernels;  // GPU work it enqueues, in GPU order
+  HostTimes by_type{};
+};
+
+struct StepProgram {
+  std::vector<HostItem> items;
+  double tail_us = 0;             // host work after the last call, to the end of the step
+  std::vector<std::vector<int>> waits_for;  // per kernel: kernels on other streams it started after
+  double launch_latency_us = 0;   // from a launch call's return to its kernel's start on an idle stream
+  double queue_gap_us = 0;        // between back-to-back kernels of one stream
+  double recorded_host_us = 0;    // the step's host time as recorded (profiled)
+  double host_us = 0;             // un-profiled, on the destination host, waits excluded
+  HostTimes by_type{};
+  std::vector<std::string> assumptions;
+};
+
+namespace detail {
+
+[[nodiscard]] inline double median(std::vector<double> v, double fallback) {
+  if (v.empty()) return fallback;
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+[[nodiscard]] inline int top_level(const Trace& t, int op) {
+  while (op >= 0 && t.ops[op].parent >= 0) op = t.ops[op].parent;
+  return op;
+}
+
+// Splits the host time between the previous call (in top-level op `before`) and the next (in `after`)
+// into Lin et al.'s kinds: inside one op it is between launches; across ops, the tail of the first op
+// after its last launch, the head of the next before its first launch, and what lies between.
+inline void classify_gap(const Trace& t, int before, int after, double from, double to, double scale, HostTimes& out) {
+  const double gap = std::max(0.0, to - from);
+  if (before >= 0 && before == after) {
+    out[static_cast<int>(HostTime::between_launches)] += gap * scale;
+    return;
+  }
+  double tail = 0, head = 0;
+  if (before >= 0) tail = std::clamp(t.ops[before].start_us + t.ops[before].duration_us - from, 0.0, gap);
+  if (after >= 0) head = std::clamp(to - t.ops[after].start_us, 0.0, gap - tail);
+  out[static_cast<int>(HostTime::after_last_launch)] += tail * scale;
+  out[static_cast<int>(HostTime::before_first_launch)] += head * scale;
+  out[static_cast<int>(HostTime::between_ops)] += (gap - tail - head) * scale;
+}
+
+// Cross-stream order the trace shows: a kernel that started later than its launch and its own stream
+// allowed waited for something; the kernel of another stream that ended just before is taken as the cause
+// (an event record -> stream wait pair; Kineto does not say which).
+[[nodiscard]] inline std::vector<std::vector<int>> infer_waits(const Trace& t, double latency, double gap) {
+  constexpr double tolerance_us = 3;
+  const int n = static_cast<int>(t.kernels.size());
+  std::vector<std::vector<int>> waits(n);
+  std::vector<int> by_end(n);
+  for (int i = 0; i < n; ++i) by_end[i] = i;
+  auto end = [&](int i) { return t.kernels[i].start_us + t.kernels[i].duration_us; };
+  std::sort(by_end.begin(), by_end.end(), [&](int a, int b) { return end(a) < end(b); });
+  std::map<std::int64_t, double> stream_end;
+  for (int i = 0; i < n; ++i) {
+    const Kernel& k = t.kernels[i];
+    double ready = k.call >= 0 ? t.calls[k.call].start_us + t.calls[k.call].duration_us + latency : k.start_us;
+    if (auto it = stream_end.find(k.stream); it != stream_end.end()) ready = std::max(ready, it->second + gap);
+    stream_end[k.stream] = std::max(stream_end[k.stream], end(i));
+    if (k.start_us - ready <= tolerance_us) continue;
+    // latest-ending kernel of another stream that ended at or just before this start
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), k.start_us + 0.5, [&](double x, int j) { return x < end(j); });
+    // it must have ended after this kernel was otherwise ready, or it did not hold it back
+    for (int look = 0; it != by_end.begin() && look < 16; ++look) {
+      --it;
+      if (end(*it) < ready - tolerance_us) break;
+      if (t.kernels[*it].stream != k.stream && *it != i) {
+        waits[i].push_back(*it);
+        break;
+      }
+    }
+  }
+  return waits;
+}
+
+}  // namespace detail
+
+[[nodiscard]] inline StepProgram build_program(const Trace& t, const HostModel& host) {
+  StepProgram p;
+  p.assumptions = host.assumptions;
+  const int n = static_cast<int>(t.kernels.size());
+
+  // GPU-side constants, measured on the trace itself.
+  std::vector<double> latencies, gaps;
+  {
+    std::map<std::int64_t, double> stream_end;
+    for (const auto& k : t.kernels) {
+      auto it = stream_end.find(k.stream);
+      const double prev = it == stream_end.end() ? -1e300 : it->second;
+      if (k.call >= 0 && t.calls[k.call].kind == HostCallKind::launch) {
+        const double ret = t.calls[k.call].start_us + t.calls[k.call].duration_us;
+        if (prev < ret - 5) latencies.push_back(std::max(0.0, k.start_us - ret));
+        else if (prev > ret + 5) gaps.push_back(std::max(0.0, k.start_us - prev));
+      }
+      stream_end[k.stream] = std::max(prev, k.start_us + k.duration_us);
+    }
+  }
+  p.launch_latency_us = std::clamp(detail::median(latencies, 3.0), 0.0, 20.0);
+  p.queue_gap_us = std::clamp(detail::median(gaps, 1.0), 0.0, 5.0);
+  p.waits_for = t.calls.empty() ? std::vector<std::vector<int>>(n) : detail::infer_waits(t, p.launch_latency_us, p.queue_gap_us);
+
+  // Records whose profiler cost lands in each stretch of host time: op and annotation starts.
+  std::vector<double> records;
+  records.reserve(t.ops.size() + t.marks_us.size());
+  for (const auto& op : t.ops) records.push_back(op.start_us);
+  records.insert(records.end(), t.marks_us.begin(), t.marks_us.end());
+  std::sort(records.begin(), records.end());
+  auto records_in = [&](double from, double to) {
+    return static_cast<double>(std::upper_bound(records.begin(), records.end(), to) - std::lower_bound(records.begin(), records.end(), from));
+  };
+
+  const double lo = t.step_start_us, hi = t.step_start_us + t.step_duration_us;
+  double cursor = lo;
+  int before_op = -1;
+  auto add_item = [&](HostItem item, double start, double dur, int op, bool costs_a_call) {
+    const double gap = std::max(0.0, start - cursor);
+    const double own = std::max(0.0, start + dur - std::max(start, cursor));
+    const double busy = item.blocking ? std::min(own, host.blocking_call_us) : own;
+    const double recorded = gap + busy;
+    const double cost = host.profiler.per_op_us * records_in(cursor, start) + (costs_a_call ? host.profiler.per_call_us : 0.0);
+    // Removing the profiler never takes a stretch below a tenth of what was recorded.
+    const double kept = recorded > 0 ? std::max(recorded - cost, 0.1 * recorded) / recorded / host.profiler.slowdown : 1.0;
+    const double scale = kept * host.speed_ratio;
+    const int top = detail::top_level(t, op);
+    detail::classify_gap(t, before_op, top, cursor, start, scale, item.by_type);
+    item.work_us = gap * scale;
+    item.call_us = busy * scale;
+    item.by_type[static_cast<int>(HostTime::launch_call)] += item.call_us;
+    p.recorded_host_us += recorded;
+    cursor = std::max(cursor, start + dur);
+    before_op = top;
+    p.items.push_back(std::move(item));
+  };
+
+  if (!t.calls.empty()) {
+    std::vector<std::vector<int>> launched(t.calls.size());
+    for (int i = 0; i < n; ++i)
+      if (t.kernels[i].call >= 0) launched[t.kernels[i].call].push_back(i);
+    for (int c = 0; c < static_cast<int>(t.calls.size()); ++c) {
+      const HostCall& call = t.calls[c];
+      HostItem item;
+      item.call = c;
+      item.blocking = call.blocking;
+      item.device_wide = call.kind == HostCallKind::sync;
+      item.kernels = std::move(launched[c]);
+      // CUPTI's cost lands on calls that enqueue GPU work (each gets an activity record); queries and error
+      // checks pass through a callback only and are left as recorded.
+      const bool enqueues = call.kind == HostCallKind::launch || call.kind == HostCallKind::graph_launch ||
+                            call.kind == HostCallKind::memcpy || call.kind == HostCallKind::memset;
+      add_item(std::move(item), call.start_us, call.duration_us, call.op, enqueues);
+    }
+  } else {
+    // No runtime events: each kernel is launched where the GPU started it, less the usual latency.
+    for (int i = 0; i < n; ++i) {
+      HostItem item;
+      item.kernels = {i};
+      add_item(std::move(item), std::max(lo, t.kernels[i].start_us - p.launch_latency_us), 0.0, t.kernels[i].op, false);
+    }
+  }
+  // The rest of the step on the host.
+  {
+    const double gap = std::max(0.0, hi - cursor);
+    const double cost = host.profiler.per_op_us * records_in(cursor, hi);
+    const double kept = gap > 0 ? std::max(gap - cost, 0.1 * gap) / gap / host.profiler.slowdown : 1.0;
+    p.tail_us = gap * kept * host.speed_ratio;
+    detail::classify_gap(t, before_op, -1, cursor, hi, kept * host.speed_ratio, p.by_type);
+    p.recorded_host_us += gap;
+  }
+  for (const auto& item : p.items)
+    for (int k = 0; k < 5; ++k) p.by_type[k] += item.by_type[k];
+  p.host_us = p.tail_us;
+  for (const auto& item : p.items) p.host_us += item.work_us + item.call_us;
+  return p;
+}
+
+}  // namespace habitat::sim

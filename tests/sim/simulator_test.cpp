@@ -1,0 +1,214 @@
+// The simulator on steps built by hand (every number known in advance) and on the recorded fixtures.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <zlib.h>
+
+#include "fixtures.hpp"
+#include "habitat/kineto/reader.hpp"
+#include "habitat/sim/calibrate.hpp"
+#include "habitat/sim/compose.hpp"
+
+using namespace habitat;
+
+namespace {
+
+// One thread issues `n` launches, each `host_us` apart and `call_us` long, each of a kernel of `gpu_us`
+// on stream 7; optionally a device synchronize at the end.
+Trace synthetic(int n, double host_us, double call_us, double gpu_us, bool sync_at_end) {
+  Trace t;
+  t.source = "synthetic";
+  double cpu = 0;
+  for (int i = 0; i < n; ++i) {
+    cpu += host_us;
+    HostCall c{"cudaLaunchKernel", HostCallKind::launch, cpu, call_us, 1, i, -1, false};
+    t.calls.push_back(c);
+    Kernel k;
+    k.name = "k" + std::to_string(i);
+    k.stream = 7;
+    k.call = i;
+    k.correlation = i;
+    k.start_us = cpu + call_us + 2;
+    k.duration_us = gpu_us;
+    t.kernels.push_back(k);
+    cpu += call_us;
+  }
+  if (sync_at_end) {
+    t.calls.push_back({"cudaDeviceSynchronize", HostCallKind::sync, cpu, 1, 1, n, -1, true});
+    cpu += 1;
+  }
+  t.step_start_us = 0;
+  t.step_duration_us = cpu;
+  return t;
+}
+
+std::vector<double> recorded(const Trace& t) {
+  std::vector<double> d;
+  for (const auto& k : t.kernels) d.push_back(k.duration_us);
+  return d;
+}
+
+std::string gunzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  std::string out;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  gzclose(f);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a host-bound step runs at the host's pace, a GPU-bound one at the GPU's", "[sim]") {
+  // 100 launches, 10 us of host work + 5 us call each: 1500 us of host per step.
+  const Trace t = synthetic(100, 10, 5, 3, false);
+  const auto p = sim::build_program(t, {});
+  const auto host_bound = sim::simulate(t, p, recorded(t));
+  CHECK(host_bound.period_us == Approx(1500).epsilon(1e-6));
+  CHECK(host_bound.host_bound());
+  CHECK(host_bound.gpu_busy_us == Approx(300).epsilon(1e-6));
+  // Kernels of 40 us: the GPU needs 4000 us; back to back, the host runs ahead and the GPU sets the pace
+  // (plus the queue gap between kernels, measured on the trace: none here, kernels never queued).
+  std::vector<double> slow(t.kernels.size(), 40.0);
+  const auto gpu_bound = sim::simulate(t, p, slow);
+  CHECK_FALSE(gpu_bound.host_bound());
+  CHECK(gpu_bound.period_us == Approx(100 * (40 + p.queue_gap_us)).epsilon(1e-6));
+  CHECK(gpu_bound.gpu_active_us == Approx(4000));
+  CHECK(gpu_bound.host_stall_us < 0.03 * gpu_bound.period_us);
+}
+
+TEST_CASE("a synchronize at the end of the step serializes steps: the period is one step from an idle GPU", "[sim]") {
+  const Trace t = synthetic(50, 10, 5, 40, true);
+  const auto p = sim::build_program(t, {});
+  const auto tl = sim::simulate(t, p, recorded(t));
+  CHECK(tl.period_us == Approx(tl.first_step_us).epsilon(1e-9));
+  CHECK(tl.sync_wait_us > 0);
+  // The last kernel can start only after the last launch: host 50 x 15 us, then the GPU's backlog.
+  CHECK(tl.period_us >= 50 * 40);
+}
+
+TEST_CASE("the profiler's cost is removed from the host time, per record and per call", "[sim]") {
+  Trace t = synthetic(10, 10, 5, 1, false);
+  for (int i = 0; i < 10; ++i) {  // one op record per launch, starting inside the host gap
+    Operation op;
+    op.name = "aten::add";
+    op.start_us = t.calls[i].start_us - 5;
+    op.duration_us = 9;
+    t.ops.push_back(op);
+  }
+  const auto plain = sim::build_program(t, {});
+  sim::HostModel h;
+  h.profiler = {2, 1, 1};
+  const auto less = sim::build_program(t, h);
+  CHECK(plain.host_us == Approx(150));
+  CHECK(less.host_us == Approx(150 - 10 * (2 + 1)));
+  h.profiler.slowdown = 2;
+  CHECK(sim::build_program(t, h).host_us == Approx((150 - 30) / 2.0));
+  h.profiler = {};
+  h.speed_ratio = 0.5;  // a destination host twice as fast
+  CHECK(sim::build_program(t, h).host_us == Approx(75));
+}
+
+TEST_CASE("a kernel that waited for another stream keeps waiting for it when times change", "[sim]") {
+  Trace t = synthetic(2, 10, 5, 100, false);
+  // Kernel 1 on another stream started only when kernel 0 ended, well after its own launch.
+  t.kernels[1].stream = 8;
+  t.kernels[1].start_us = t.kernels[0].start_us + t.kernels[0].duration_us;
+  const auto p = sim::build_program(t, {});
+  REQUIRE(p.waits_for[1] == std::vector<int>{0});
+  const auto tl = sim::simulate(t, p, {300, 10});
+  // From an idle GPU kernel 1 ends 10 us after kernel 0; back to back, the next step's kernel 0 overlaps it.
+  CHECK(tl.first_step_us == Approx(15 + p.launch_latency_us + 300 + 10));
+  CHECK(tl.period_us == Approx(300 + p.queue_gap_us));
+}
+
+TEST_CASE("a full launch queue blocks the host", "[sim]") {
+  const Trace t = synthetic(20, 1, 1, 100, false);
+  const auto p = sim::build_program(t, {});
+  sim::SimOptions shallow;
+  shallow.queue_depth = 2;
+  const auto tl = sim::simulate(t, p, recorded(t), shallow);
+  CHECK(tl.queue_wait_us > 0);
+  CHECK(sim::simulate(t, p, recorded(t)).queue_wait_us == 0);
+}
+
+TEST_CASE("Lin et al.'s five host overheads add up to the host time", "[sim]") {
+  const Trace t = kineto::read_trace(test::fixture("h100", "resnet50_fp32_b32"));
+  const auto p = sim::build_program(t, {});
+  double sum = 0;
+  for (double x : p.by_type) {
+    CHECK(x >= 0);
+    sum += x;
+  }
+  CHECK(sum == Approx(p.host_us).epsilon(1e-6));
+  CHECK(p.by_type[static_cast<int>(sim::HostTime::launch_call)] > 0);
+  CHECK(p.by_type[static_cast<int>(sim::HostTime::between_launches)] > 0);
+}
+
+TEST_CASE("with the profiler left in, the replay reproduces every recorded step", "[sim]") {
+  // Nothing removed and the recorded kernel times: the simulated step is the profiled step. Checks the
+  // launch links, stream order, inferred waits and syncs together, on 36 real traces.
+  for (const char* set : {"kineto", "heldout"})
+    for (const char* gpu : {"h100", "h200"})
+      for (const auto& m : sim::read_manifest(std::string(HABITAT_FIXTURES) + "/" + set + "/" + gpu)) {
+        INFO(m.trace_path);
+        const Trace t = kineto::read_trace(m.trace_path);
+        const auto tl = sim::simulate(t, sim::build_program(t, {}), recorded(t));
+        CHECK(tl.period_us == Approx(t.iteration_us()).epsilon(0.05));
+        CHECK(tl.gpu_active_us == Approx(t.gpu_active_us()));
+      }
+}
+
+TEST_CASE("traces with missing or unusual host events still predict, saying what was assumed", "[sim]") {
+  const std::string text = gunzip(test::fixture("h100", "dcgan_fp32_b128"));
+  auto doc = boost::json::parse(text).as_object();
+  const auto predicts = [](const std::string& path) {
+    const Trace t = kineto::read_trace(path);
+    std::vector<double> d = recorded(t);
+    const auto tl = sim::simulate(t, sim::build_program(t, {}), d);
+    CHECK(std::isfinite(tl.period_us));
+    CHECK(tl.period_us >= tl.gpu_busy_us);
+    CHECK(tl.period_us > 0);
+    return t;
+  };
+  SECTION("no runtime events") {
+    boost::json::array kept;
+    for (const auto& e : doc.at("traceEvents").as_array())
+      if (!e.is_object() || !e.as_object().contains("cat") || !e.at("cat").is_string() || e.at("cat").as_string() != "cuda_runtime")
+        kept.push_back(e);
+    doc["traceEvents"] = kept;
+    const Trace t = predicts(test::write_temp("no_runtime.json", boost::json::serialize(doc)));
+    REQUIRE_FALSE(t.warnings.empty());
+    CHECK(t.warnings.front().find("no CUDA runtime events") != std::string::npos);
+    CHECK(t.calls.size() < 100);  // the driver calls are all that is left
+  }
+  SECTION("foreign events and a second thread") {
+    auto& ev = doc["traceEvents"].as_array();
+    double lo = 0, hi = 0;  // the last step's window
+    for (const auto& e : ev)
+      if (e.is_object() && e.as_object().contains("name") && e.at("name").is_string() && e.at("name").as_string().starts_with("ProfilerStep#") &&
+          e.at("cat").as_string() == "user_annotation") {
+        lo = e.at("ts").to_number<double>();
+        hi = lo + e.at("dur").to_number<double>();
+      }
+    REQUIRE(hi > lo);
+    for (int i = 0; i < 50; ++i) {
+      const double ts = lo + (hi - lo) * i / 50.0;
+      ev.push_back({{"ph", "X"}, {"cat", "python_function"}, {"name", "train.py(12): step"}, {"pid", 1}, {"tid", 999}, {"ts", ts}, {"dur", 1.0}});
+      ev.push_back({{"ph", "X"}, {"cat", "my_own_category"}, {"name", "x"}, {"pid", 1}, {"tid", 998}, {"ts", ts}, {"dur", 2.0}});
+      ev.push_back({{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", 999}, {"ts", ts}});
+      // a second thread's runtime calls (a data loader's pinned-memory thread, say)
+      ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaHostAlloc"}, {"pid", 1}, {"tid", 997}, {"ts", ts + 3}, {"dur", 4.0},
+                    {"args", {{"correlation", 90000000 + i}}}});
+    }
+    const Trace t = predicts(test::write_temp("foreign.json", boost::json::serialize(doc)));
+    std::set<std::int64_t> threads;
+    for (const auto& c : t.calls) threads.insert(c.thread);
+    CHECK(threads.size() >= 2);
+  }
+}

@@ -1,0 +1,68 @@
+// habitat-calibrate-host: what torch.profiler costs on a host, fitted from fixture workloads recorded on it
+// with the profiler (the trace) and without (CUDA-event iteration times in the manifest). Prints the fit,
+// the per-workload replay next to the profiled step, and the `profiler` block for the host profile.
+#include <CLI/CLI.hpp>
+
+#include <boost/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "habitat/kineto/reader.hpp"
+#include "habitat/sim/calibrate.hpp"
+
+int main(int argc, char** argv) {
+  using namespace habitat;
+  CLI::App app{"habitat-calibrate-host: fit the profiler's per-record cost on a host from fixtures recorded on it"};
+  std::vector<std::string> fit_dirs, check_dirs;
+  app.add_option("--fit", fit_dirs, "fixture folder (manifest.json + traces) to fit on; repeatable")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--check", check_dirs, "fixture folder only to report on (held out); repeatable")->check(CLI::ExistingDirectory);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    struct Loaded {
+      sim::MeasuredStep m;
+      std::unique_ptr<Trace> t;
+      bool fit;
+    };
+    std::vector<Loaded> all;
+    for (auto [dirs, fit] : {std::pair{&fit_dirs, true}, {&check_dirs, false}})
+      for (const auto& d : *dirs)
+        for (auto& m : sim::read_manifest(d)) {
+          std::cerr << "habitat-calibrate-host: reading " << m.trace_path << "\n";
+          all.push_back({m, std::make_unique<Trace>(kineto::read_trace(m.trace_path)), fit});
+        }
+    std::vector<sim::CalibrationCase> cases;
+    for (const auto& l : all)
+      if (l.fit) cases.push_back({l.m.workload, l.t.get(), l.m.measured_us});
+    const auto fit = sim::fit_profiler_cost(cases);
+    std::printf("fit on %zu workloads: per op record %.3f us, per runtime call %.3f us, slowdown %.3f; mean error %.1f%%\n\n", cases.size(),
+                fit.cost.per_op_us, fit.cost.per_call_us, fit.cost.slowdown, 100 * fit.mean_abs_error);
+    std::printf("%-32s %-5s %10s %12s %8s %10s %8s\n", "workload", "set", "measured", "profiled", "error", "replayed", "error");
+    double e_prof[2] = {0, 0}, e_rep[2] = {0, 0};
+    int n[2] = {0, 0};
+    for (const auto& l : all) {
+      const double rep = sim::replayed_us(*l.t, fit.cost), prof = l.t->iteration_us(), m = l.m.measured_us;
+      const int s = l.fit ? 0 : 1;
+      e_prof[s] += std::abs(prof / m - 1);
+      e_rep[s] += std::abs(rep / m - 1);
+      ++n[s];
+      std::printf("%-32s %-5s %10.3f %12.3f %+7.1f%% %10.3f %+7.1f%%\n", l.m.workload.c_str(), l.fit ? "fit" : "check", m / 1e3, prof / 1e3,
+                  100 * (prof / m - 1), rep / 1e3, 100 * (rep / m - 1));
+    }
+    for (int s = 0; s < 2; ++s)
+      if (n[s]) std::printf("mean |error| (%s, %d): profiled step %.1f%%, replayed %.1f%%\n", s ? "check" : "fit", n[s], 100 * e_prof[s] / n[s], 100 * e_rep[s] / n[s]);
+    boost::json::object block{{"per_op_us", fit.cost.per_op_us},
+                              {"per_call_us", fit.cost.per_call_us},
+                              {"slowdown", fit.cost.slowdown},
+                              {"mean_abs_error", fit.mean_abs_error},
+                              {"workloads", cases.size()}};
+    std::cout << "\n\"profiler\": " << boost::json::serialize(block) << "\n";
+  } catch (const habitat::error& e) {
+    std::cerr << "habitat-calibrate-host: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}
