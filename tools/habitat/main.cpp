@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -188,6 +191,37 @@ int cmd_devices(const Common& c) {
   return 0;
 }
 
+// `habitat host-profile`: the LibTorch microbenchmark is its own program (habitat-host-profile, built where
+// LibTorch is found); found next to this binary, in its tools/torch build folder, or on PATH.
+int run_host_profile(const char* self, const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path me = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) me = fs::absolute(self);
+  std::vector<fs::path> candidates{me.parent_path() / "habitat-host-profile", me.parent_path() / "tools/torch/habitat-host-profile"};
+  if (const char* path = std::getenv("PATH")) {
+    std::string_view rest(path);
+    while (!rest.empty()) {
+      const auto colon = rest.find(':');
+      candidates.push_back(fs::path(std::string(rest.substr(0, colon))) / "habitat-host-profile");
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  }
+  for (const auto& c : candidates) {
+    if (!fs::is_regular_file(c, ec)) continue;
+    std::vector<std::string> storage{c.string()};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(c.c_str(), argv.data());
+    throw make_error(c.string(), "host-profile", std::string("cannot run: ") + std::strerror(errno));
+  }
+  throw make_error("habitat-host-profile", "host-profile",
+                   "not built: configure with LibTorch (CMAKE_PREFIX_PATH=<torch>/share/cmake) to build it, or build tools/torch on its own; "
+                   "fixtures/record/profiler_cost.py measures the same from Python");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,6 +265,12 @@ int main(int argc, char** argv) {
   add_common(*evaluate, c);
   add_model(*evaluate, c);
 
+  auto* host_profile = app.add_subcommand("host-profile",
+                                          "measure this machine's host (per-op dispatch and kernel-launch costs) and write a host profile "
+                                          "for --host; options are those of habitat-host-profile (--out FILE --name NAME)");
+  host_profile->allow_extras();
+  host_profile->prefix_command();
+
   cli::MetricsArgs margs;
   auto* metrics = cli::add_metrics_commands(app, margs);
   cli::MlpArgs mlp_args;
@@ -247,6 +287,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*devices) return cmd_devices(c);
+    if (*host_profile) return run_host_profile(argv[0], host_profile->remaining());
     if (*metrics) return cli::run_metrics_command(*metrics, margs);
     const Catalog cat = load_catalog(c);
     if (*mlp_cmd) return cli::run_mlp_command(*mlp_cmd, mlp_args, cat);
