@@ -127,6 +127,27 @@ TEST_CASE("a kernel that waited for another stream keeps waiting for it when tim
   CHECK(tl.period_us == Approx(300 + p.queue_gap_us));
 }
 
+TEST_CASE("an event recorded on one stream and waited on by another orders their kernels, even where a slow host hid it", "[sim]") {
+  // Launch k0 on stream 7, record an event, make stream 8 wait on it, launch k1 on stream 8. The host was
+  // slow: k1 launched long after k0 ended, so the timing alone shows no wait.
+  Trace t;
+  t.source = "synthetic";
+  t.calls = {{"cudaLaunchKernel", HostCallKind::launch, 10, 5, 1, 0, -1, false},
+             {"cudaEventRecord", HostCallKind::event, 20, 1, 1, 1, -1, false},
+             {"cudaStreamWaitEvent", HostCallKind::event, 30, 1, 1, 2, -1, false},
+             {"cudaLaunchKernel", HostCallKind::launch, 200, 5, 1, 3, -1, false}};
+  Kernel k0, k1;
+  k0.stream = 7, k0.call = 0, k0.start_us = 17, k0.duration_us = 20;
+  k1.stream = 8, k1.call = 3, k1.start_us = 207, k1.duration_us = 20;
+  t.kernels = {k0, k1};
+  t.step_duration_us = 210;
+  const auto p = sim::build_program(t, {});
+  REQUIRE(p.waits_for[1] == std::vector<int>{0});
+  // A kernel 0 that now takes 500 us holds kernel 1 back, from an idle GPU.
+  const auto tl = sim::simulate(t, p, {500, 20});
+  CHECK(tl.first_step_us >= 15 + 500 + 20);
+}
+
 TEST_CASE("a full launch queue blocks the host", "[sim]") {
   const Trace t = synthetic(20, 1, 1, 100, false);
   const auto p = sim::build_program(t, {});

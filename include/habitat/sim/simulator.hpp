@@ -72,6 +72,7 @@ struct ItemRun {
   auto end_of = [&](int r) { return r >= 0 ? kr[r].end : 0.0; };
   for (int s = 0; s < steps; ++s) {
     const int base = s * n;
+    const int previous_last = last_run;  // latest-ending kernel of the steps before this one
     for (int i = 0; i < items; ++i) {
       const HostItem& item = p.items[i];
       detail::ItemRun& run = ir[s * items + i];
@@ -98,12 +99,14 @@ struct ItemRun {
           run_k.cause = detail::Cause::stream;
           run_k.from = it->second;
         }
-        for (const int w : p.waits_for[k])
-          if (kr[base + w].end > run_k.start) {
-            run_k.start = kr[base + w].end;
+        for (const int w : p.waits_for[k]) {
+          const int on = w >= 0 ? base + w : previous_last;
+          if (on >= 0 && kr[on].end + p.wait_latency_us > run_k.start) {
+            run_k.start = kr[on].end + p.wait_latency_us;
             run_k.cause = detail::Cause::wait;
-            run_k.from = base + w;
+            run_k.from = on;
           }
+        }
         run_k.end = run_k.start + duration_us[k];
         stream_last[t.kernels[k].stream] = r;
         pending.push(run_k.start);

@@ -34,9 +34,10 @@ struct HostItem {
 struct StepProgram {
   std::vector<HostItem> items;
   double tail_us = 0;             // host work after the last call, to the end of the step
-  std::vector<std::vector<int>> waits_for;  // per kernel: kernels on other streams it started after
+  std::vector<std::vector<int>> waits_for;  // per kernel: kernels on other streams it started after (-1: the previous step)
   double launch_latency_us = 0;   // from a launch call's return to its kernel's start on an idle stream
   double queue_gap_us = 0;        // between back-to-back kernels of one stream
+  double wait_latency_us = 0;     // from a kernel's end to the start of one on another stream that waited for it
   double recorded_host_us = 0;    // the step's host time as recorded (profiled)
   double host_us = 0;             // un-profiled, on the destination host, waits excluded
   HostTimes by_type{};
@@ -45,12 +46,13 @@ struct StepProgram {
 
 namespace detail {
 
-[[nodiscard]] inline double median(std::vector<double> v, double fallback) {
+[[nodiscard]] inline double quantile(std::vector<double> v, double q, double fallback) {
   if (v.empty()) return fallback;
-  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
+  auto at = v.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), at, v.end());
+  return *at;
 }
+[[nodiscard]] inline double median(std::vector<double> v, double fallback) { return quantile(std::move(v), 0.5, fallback); }
 
 [[nodiscard]] inline int top_level(const Trace& t, int op) {
   while (op >= 0 && t.ops[op].parent >= 0) op = t.ops[op].parent;
@@ -77,6 +79,8 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
 // Cross-stream order the trace shows: a kernel that started later than its launch and its own stream
 // allowed waited for something; the kernel of another stream that ended just before is taken as the cause
 // (an event record -> stream wait pair; Kineto does not say which).
+// A delayed kernel that no kernel of the step explains waited for the previous step's work (in a loop
+// without syncs the GPU is still busy with it when the step's launches come): marked with -1.
 [[nodiscard]] inline std::vector<std::vector<int>> infer_waits(const Trace& t, double latency, double gap) {
   constexpr double tolerance_us = 3;
   const int n = static_cast<int>(t.kernels.size());
@@ -103,6 +107,35 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
         break;
       }
     }
+    if (waits[i].empty() && k.start_us < t.kernels.front().start_us + 0.5 * (end(by_end.back()) - t.kernels.front().start_us))
+      waits[i].push_back(-1);
+  }
+  // Orders the host asked for, seen or not in the timing (a slow host hides them): an event recorded
+  // after a launch onto one stream, then waited on before a launch onto another.
+  std::vector<std::vector<int>> of_call(t.calls.size());
+  for (int i = 0; i < n; ++i)
+    if (t.kernels[i].call >= 0) of_call[t.kernels[i].call].push_back(i);
+  std::map<std::int64_t, int> last_kernel, recorded, awaited;  // per thread
+  for (std::size_t c = 0; c < t.calls.size(); ++c) {
+    const HostCall& call = t.calls[c];
+    if (!of_call[c].empty()) {
+      const int first = of_call[c].front();
+      if (auto it = awaited.find(call.thread); it != awaited.end()) {
+        // kept only where the recording agrees (the kernel did start after the one it waits for ended)
+        if (it->second >= 0 && t.kernels[it->second].stream != t.kernels[first].stream &&
+            t.kernels[first].start_us >= end(it->second) - tolerance_us &&
+            std::find(waits[first].begin(), waits[first].end(), it->second) == waits[first].end())
+          waits[first].push_back(it->second);
+        awaited.erase(it);
+      }
+      last_kernel[call.thread] = of_call[c].back();
+    } else if (call.name.find("EventRecord") != std::string::npos) {
+      auto it = last_kernel.find(call.thread);
+      recorded[call.thread] = it == last_kernel.end() ? -1 : it->second;
+    } else if (call.name.find("StreamWaitEvent") != std::string::npos) {
+      auto it = recorded.find(call.thread);
+      if (it != recorded.end()) awaited[call.thread] = it->second;
+    }
   }
   return waits;
 }
@@ -123,15 +156,23 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
       const double prev = it == stream_end.end() ? -1e300 : it->second;
       if (k.call >= 0 && t.calls[k.call].kind == HostCallKind::launch) {
         const double ret = t.calls[k.call].start_us + t.calls[k.call].duration_us;
-        if (prev < ret - 5) latencies.push_back(std::max(0.0, k.start_us - ret));
+        if (it != stream_end.end() && prev < ret - 5) latencies.push_back(std::max(0.0, k.start_us - ret));
         else if (prev > ret + 5) gaps.push_back(std::max(0.0, k.start_us - prev));
       }
       stream_end[k.stream] = std::max(prev, k.start_us + k.duration_us);
     }
   }
-  p.launch_latency_us = std::clamp(detail::median(latencies, 3.0), 0.0, 20.0);
+  // The lower quartile: launches onto an idle stream that still waited for another stream are not latency.
+  p.launch_latency_us = std::clamp(detail::quantile(latencies, 0.25, 3.0), 0.0, 20.0);
   p.queue_gap_us = std::clamp(detail::median(gaps, 1.0), 0.0, 5.0);
   p.waits_for = t.calls.empty() ? std::vector<std::vector<int>>(n) : detail::infer_waits(t, p.launch_latency_us, p.queue_gap_us);
+  {
+    std::vector<double> after_wait;  // from the awaited kernel's end to the start: an event wait's own latency
+    for (int i = 0; i < n; ++i)
+      for (const int w : p.waits_for[i])
+        if (w >= 0) after_wait.push_back(std::max(0.0, t.kernels[i].start_us - t.kernels[w].start_us - t.kernels[w].duration_us));
+    p.wait_latency_us = std::clamp(detail::median(after_wait, p.queue_gap_us), 0.0, 10.0);
+  }
 
   // Records whose profiler cost lands in each stretch of host time: op and annotation starts.
   std::vector<double> records;
