@@ -231,5 +231,8 @@ TEST_CASE("traces with missing or unusual host events still predict, saying what
     std::set<std::int64_t> threads;
     for (const auto& c : t.calls) threads.insert(c.thread);
     CHECK(threads.size() >= 2);
+    bool said = false;
+    for (const auto& w : t.warnings) said |= w.find("'my_own_category'") != std::string::npos && w.find("ignored") != std::string::npos;
+    CHECK(said);
   }
 }

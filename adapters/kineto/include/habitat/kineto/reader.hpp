@@ -94,6 +94,15 @@ struct Collector {
   std::vector<Operation> ops;
   std::vector<json::object> device_props;
   std::size_t events = 0;
+  std::map<std::string, std::size_t> foreign;  // complete events of categories nothing here reads
+
+  // Categories Kineto writes that habitat does not need (Python stacks, GPU-side step markers, sync events).
+  static bool known_elsewhere(std::string_view cat) {
+    for (std::string_view k : {"python_function", "gpu_user_annotation", "Trace", "cuda_profiler_range", "overhead", "cuda_sync",
+                               "Python function", "ac2g", "fwdbwd"})
+      if (cat == k) return true;
+    return false;
+  }
 
   void operator()(Section s, const json::value& v) {
     if (!v.is_object()) return;
@@ -107,7 +116,10 @@ struct Collector {
     const auto* cat = e.if_contains("cat");
     if (!ph || !ph->is_string() || ph->get_string() != "X" || !cat || !cat->is_string()) return;
     const Category c = category_of(cat->get_string());
-    if (c == Category::other) return;
+    if (c == Category::other) {
+      if (!known_elsewhere(cat->get_string())) ++foreign[std::string(cat->get_string())];
+      return;
+    }
     const auto ts = as_number(e.if_contains("ts"));
     const auto dur = as_number(e.if_contains("dur"));
     const auto* name = e.if_contains("name");
@@ -356,6 +368,30 @@ inline void link_parents(std::vector<Operation>& ops) {
   std::sort(t.kernels.begin(), t.kernels.end(), [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
   if (!have_launches)
     t.warnings.push_back("no CUDA runtime events: GPU work taken by its start time inside the step, launched as recorded");
+  if (!c.foreign.empty()) {
+    std::string list;
+    std::size_t n = 0;
+    for (const auto& [cat, count] : c.foreign) {
+      n += count;
+      if (list.size() < 80) list += (list.empty() ? "'" : ", '") + cat.substr(0, 40) + "'";
+    }
+    t.warnings.push_back(std::to_string(n) + " events of categories habitat does not know (" + list + ") were ignored");
+  }
+  // Host threads are replayed as one chain in time order: say so where two of them issued calls at once.
+  {
+    double overlap = 0, host = 0, end_other = -1e300, end_same = -1e300;
+    std::int64_t last_thread = 0;
+    for (const auto& call : t.calls) {
+      const double end = call.start_us + call.duration_us;
+      host += call.duration_us;
+      if (call.thread != last_thread) std::swap(end_other, end_same);
+      overlap += std::max(0.0, std::min(end, end_other) - call.start_us);
+      end_same = std::max(end_same, end);
+      last_thread = call.thread;
+    }
+    if (overlap > 0.01 * host)
+      t.warnings.push_back("CUDA calls of several host threads overlap in time: they are replayed as one thread in time order");
+  }
 
   // A call blocked its thread if it is a synchronization, a synchronous copy, or it returned only after
   // the GPU work it enqueued had finished (an Async copy from pageable memory).
