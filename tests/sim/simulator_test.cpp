@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <zlib.h>
@@ -80,6 +81,14 @@ TEST_CASE("a host-bound step runs at the host's pace, a GPU-bound one at the GPU
   CHECK(gpu_bound.period_us == Approx(100 * (40 + p.queue_gap_us)).epsilon(1e-6));
   CHECK(gpu_bound.gpu_active_us == Approx(4000));
   CHECK(gpu_bound.host_stall_us < 0.03 * gpu_bound.period_us);
+}
+
+TEST_CASE("a non-finite duration is an error naming the trace, not a NaN iteration", "[sim]") {
+  const Trace t = synthetic(5, 10, 5, 3, false);
+  const auto p = sim::build_program(t, {});
+  std::vector<double> d(5, 3.0);
+  d[2] = std::numeric_limits<double>::infinity();
+  CHECK_THROWS_WITH(sim::simulate(t, p, d), Catch::Contains("synthetic") && Catch::Contains("not finite"));
 }
 
 TEST_CASE("a synchronize at the end of the step serializes steps: the period is one step from an idle GPU", "[sim]") {

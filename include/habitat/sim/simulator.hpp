@@ -5,6 +5,7 @@
 // done; a full launch queue holds the host until a slot frees. The steady-state period is what a user
 // measures with CUDA events around each step of a training loop.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <queue>
@@ -129,6 +130,8 @@ struct ItemRun {
     step_end[s] = std::max(step_end[s], cpu);
   }
 
+  if (!std::isfinite(step_end[steps - 1]))
+    throw make_error(t.source, t.step_name, "the simulated step is not finite: a recorded or predicted duration is not a finite number");
   Timeline tl;
   // The period over the last two steps; the first step from an idle GPU.
   tl.period_us = (step_end[steps - 1] - step_end[steps - 3]) / 2;
