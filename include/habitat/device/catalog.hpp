@@ -211,6 +211,12 @@ class Catalog {
     if (auto v = opt_string(o, "source", at)) d.source = *v;
     if (auto v = opt_string(o, "validation", at)) d.validation = *v;
     if (auto v = opt_string(o, "reference_host", at)) d.reference_host = *v;
+    for (auto [key, field] : {std::pair{"nvlink_gbps_per_direction", &d.nvlink_gbps}, {"pcie_gbps_per_direction", &d.pcie_gbps}})
+      if (auto v = opt_number(o, key, at)) {
+        if (!(std::isfinite(*v) && *v > 0 && *v < 1e5)) throw make_error(at.file, at.place, std::string("field '") + key + "' must be a positive number of GB/s");
+        *field = *v;
+      }
+    if (auto v = opt_string(o, "interconnect_source", at)) d.interconnect_source = *v;
     if (const auto* p = o.if_contains("price"); p && !p->is_null()) {
       if (!p->is_object()) throw make_error(at.file, at.place, "field 'price' must be an object");
       const auto& po = p->get_object();

@@ -66,6 +66,9 @@ struct Device {
   std::optional<Price> price;
   std::string validation;  // what real measurements of this GPU habitat was checked against, with the error
   std::string reference_host;  // host profile (data/hosts) of the machine this GPU usually comes in, if known
+  double nvlink_gbps = 0;      // NVLink bandwidth per direction of one GPU (all links), 0: none or unknown
+  double pcie_gbps = 0;        // PCIe bandwidth per direction, 0: unknown
+  std::string interconnect_source;
   std::string source;
   OccupancyLimits limits;
 
