@@ -112,3 +112,34 @@ TEST_CASE("a trace cut anywhere is an error and never a crash", "[kineto][errors
     CHECK_THROWS_AS(kineto::read_trace(p), habitat::error);
   }
 }
+
+TEST_CASE("non-finite numbers and launches beyond CUDA's limits are errors, not NaN or undefined casts", "[kineto][errors]") {
+  using Catch::Contains;
+  const std::string base = tiny_trace(true, true, true);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = base;
+    const auto at = s.find(from);
+    REQUIRE(at != std::string::npos);
+    return s.replace(at, from.size(), to);
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {R"("ts": 40, "dur": 5)", R"("ts": 40, "dur": "nan")"},
+      {R"("ts": 40, "dur": 5)", R"("ts": 40, "dur": "inf")"},
+      {R"("ts": 40, "dur": 5)", R"("ts": "nan", "dur": 5)"},
+      {R"("grid": [16, 1, 1])", R"("grid": [2147483648, 1, 1])"},
+      {R"("grid": [16, 1, 1])", R"("grid": [16, 70000, 1])"},
+      {R"("block": [256, 1, 1])", R"("block": [2048, 1, 1])"},
+      {R"("block": [256, 1, 1])", R"("block": [512, 4, 1])"},
+      {R"("registers per thread": 16)", R"("registers per thread": 1e12)"},
+      {R"("shared memory": 0)", R"("shared memory": -5)"},
+      {R"("shared memory": 0)", R"("shared memory": 1e30)"},
+  };
+  for (const auto& [from, to] : cases) {
+    INFO(to);
+    const std::string p = test::write_temp("bad_number.json", with(from, to));
+    CHECK_THROWS_WITH(kineto::read_trace(p), Contains("bad_number.json") && Contains("event #"));
+  }
+  // Device properties beyond an int are taken as missing, not cast.
+  const std::string p = test::write_temp("huge_props.json", with(R"("numSms": 80)", R"("numSms": 1e300)"));
+  CHECK_FALSE(kineto::read_trace(p).device_props.has_value());
+}

@@ -6,6 +6,7 @@
 // even when the GPU runs it after the window closes. Each launch is linked to the innermost cpu_op that
 // encloses it on the launching thread; backward ops are linked to forward ops by sequence number.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -47,36 +48,52 @@ inline const json::value* field(const json::object& o, std::initializer_list<std
   return nullptr;
 }
 
+// A finite number (quoted or not); NaN, infinities and numbers beyond double's range are not numbers here.
 inline std::optional<double> as_number(const json::value* v) {
   if (!v) return std::nullopt;
-  if (v->is_double()) return v->get_double();
-  if (v->is_int64()) return static_cast<double>(v->get_int64());
-  if (v->is_uint64()) return static_cast<double>(v->get_uint64());
-  if (v->is_string()) {  // some exporters quote numbers
+  std::optional<double> x;
+  if (v->is_double()) x = v->get_double();
+  else if (v->is_int64()) x = static_cast<double>(v->get_int64());
+  else if (v->is_uint64()) x = static_cast<double>(v->get_uint64());
+  else if (v->is_string()) {  // some exporters quote numbers
     try {
-      return std::stod(std::string(v->get_string()));
+      x = std::stod(std::string(v->get_string()));
     } catch (...) {
       return std::nullopt;
     }
   }
-  return std::nullopt;
+  if (x && !std::isfinite(*x)) return std::nullopt;
+  return x;
 }
 
-// pid/tid are numbers or strings; fold strings into a stable number.
+// A whole number within [lo, hi], for fields that become integers; outside, the cast would be undefined.
+inline std::optional<std::int64_t> as_whole(const json::value* v, double lo, double hi) {
+  const auto x = as_number(v);
+  if (!x || *x < lo || *x > hi) return std::nullopt;
+  return static_cast<std::int64_t>(*x);
+}
+
+// pid/tid are numbers or strings; fold strings (and numbers beyond 2^62) into a stable number.
 inline std::int64_t as_id(const json::value* v) {
   if (!v) return 0;
-  if (auto n = as_number(v)) return static_cast<std::int64_t>(*n);
+  if (auto n = as_whole(v, -0x1p62, 0x1p62)) return *n;
   if (v->is_string()) return static_cast<std::int64_t>(std::hash<std::string_view>{}(v->get_string()));
+  if (auto x = as_number(v)) return static_cast<std::int64_t>(std::hash<double>{}(*x) >> 2);
   return 0;
 }
 
-inline Dim3 as_dim3(const json::value* v) {
+// Launch dimensions within CUDA's limits (grid x < 2^31, y and z < 2^16; at most 1024 threads a block).
+inline std::optional<Dim3> as_dim3(const json::value* v, bool block) {
   Dim3 d;
   if (!v || !v->is_array()) return d;
   const auto& a = v->get_array();
   std::int64_t* out[] = {&d.x, &d.y, &d.z};
-  for (std::size_t i = 0; i < 3 && i < a.size(); ++i)
-    if (auto n = as_number(&a[i])) *out[i] = std::max<std::int64_t>(1, static_cast<std::int64_t>(*n));
+  for (std::size_t i = 0; i < 3 && i < a.size(); ++i) {
+    const double hi = block ? 1024 : i == 0 ? 2147483647.0 : 65535;
+    if (as_number(&a[i]) && !as_whole(&a[i], 0, hi)) return std::nullopt;
+    if (auto n = as_whole(&a[i], 0, hi)) *out[i] = std::max<std::int64_t>(1, *n);
+  }
+  if (block && d.count() > 1024) return std::nullopt;
   return d;
 }
 
@@ -125,10 +142,10 @@ struct Collector {
     const auto* name = e.if_contains("name");
     const std::string where = "event #" + std::to_string(events);
     if (!ts || !dur || !name || !name->is_string())
-      throw make_error(path, where, "complete event without numeric 'ts', 'dur' or a string 'name'");
+      throw make_error(path, where, "complete event without a finite numeric 'ts' and 'dur', or without a string 'name'");
     static const json::object empty;
     const json::object& args = e.contains("args") && e.at("args").is_object() ? e.at("args").get_object() : empty;
-    const auto correlation = as_number(field(args, {"correlation"}));
+    const auto correlation = as_whole(field(args, {"correlation"}), -0x1p62, 0x1p62);
     switch (c) {
       case Category::annotation: {
         const std::string_view n = name->get_string();
@@ -151,7 +168,7 @@ struct Collector {
         call.start_us = *ts;
         call.duration_us = *dur;
         call.thread = as_id(e.if_contains("tid"));
-        call.correlation = correlation ? static_cast<std::int64_t>(*correlation) : -1;
+        call.correlation = correlation.value_or(-1);
         calls.push_back(std::move(call));
         break;
       }
@@ -166,13 +183,22 @@ struct Collector {
         k.start_us = *ts;
         k.duration_us = *dur;
         if (*dur < 0) throw make_error(path, where, "negative duration");
-        k.correlation = static_cast<std::int64_t>(*correlation);
-        k.stream = static_cast<std::int64_t>(as_number(field(args, {"stream"})).value_or(0));
-        k.grid = as_dim3(field(args, {"grid"}));
-        k.block = as_dim3(field(args, {"block"}));
-        k.registers_per_thread = static_cast<int>(as_number(field(args, {"registers per thread"})).value_or(0));
-        k.shared_mem_bytes = static_cast<long>(as_number(field(args, {"shared memory"})).value_or(0));
-        k.bytes = as_number(field(args, {"bytes"})).value_or(0);
+        k.correlation = *correlation;
+        k.stream = as_id(field(args, {"stream"}));
+        const auto grid = as_dim3(field(args, {"grid"}), false), block = as_dim3(field(args, {"block"}), true);
+        if (!grid || !block) throw make_error(path, where, "launch dimensions beyond CUDA's limits");
+        k.grid = *grid;
+        k.block = *block;
+        // Limits with room to spare: 255 registers a thread, 228 KiB of shared memory a block on Hopper.
+        const auto* regs = field(args, {"registers per thread"});
+        const auto* smem = field(args, {"shared memory"});
+        const auto* bytes = field(args, {"bytes"});
+        if (regs && !as_whole(regs, 0, 65536)) throw make_error(path, where, "'registers per thread' is not a count from 0 to 65536");
+        if (smem && !as_whole(smem, 0, 1 << 24)) throw make_error(path, where, "'shared memory' is not a byte count from 0 to 16 MiB");
+        if (bytes && !as_whole(bytes, 0, 0x1p62)) throw make_error(path, where, "'bytes' is not a non-negative byte count");
+        k.registers_per_thread = static_cast<int>(as_whole(regs, 0, 65536).value_or(0));
+        k.shared_mem_bytes = static_cast<long>(as_whole(smem, 0, 1 << 24).value_or(0));
+        k.bytes = as_number(bytes).value_or(0);
         if (k.kind == GpuWorkKind::memcpy) {
           // "Memcpy HtoD (Pageable -> Device)" -> "HtoD"
           const auto sp = k.name.find(' ');
@@ -193,7 +219,7 @@ struct Collector {
     op.start_us = ts;
     op.duration_us = dur;
     op.thread = as_id(e.if_contains("tid"));
-    op.sequence = static_cast<std::int64_t>(as_number(field(args, {"Sequence number", "sequence number", "seq"})).value_or(-1));
+    op.sequence = as_whole(field(args, {"Sequence number", "sequence number", "seq"}), -1, 0x1p62).value_or(-1);
     op.backward = name.find("Backward") != std::string_view::npos || name.starts_with("autograd::engine::evaluate_function");
     const auto* dims = field(args, {"Input Dims", "Input dims", "input_dims"});
     const auto* types = field(args, {"Input type", "Input types", "input_type"});
@@ -205,7 +231,7 @@ struct Collector {
       TensorArg& t = op.inputs[i];
       if (dims && dims->is_array() && i < dims->get_array().size() && dims->get_array()[i].is_array())
         for (const auto& d : dims->get_array()[i].get_array())
-          if (auto x = as_number(&d)) t.shape.push_back(static_cast<std::int64_t>(*x));
+          if (auto x = as_whole(&d, 0, 0x1p62)) t.shape.push_back(*x);
       if (types && types->is_array() && i < types->get_array().size() && types->get_array()[i].is_string())
         t.dtype = std::string(types->get_array()[i].get_string());
       if (values && values->is_array() && i < values->get_array().size() && values->get_array()[i].is_string())
@@ -218,13 +244,17 @@ struct Collector {
 inline std::optional<Device> origin_from_properties(const std::vector<json::object>& props) {
   if (props.empty()) return std::nullopt;
   const json::object& p = props.front();
-  auto num = [&](std::string_view k) { return as_number(p.if_contains(k)); };
+  // Counts beyond what an int holds are not a GPU's: taken as missing (the catalog's figures then apply).
+  auto num = [&](std::string_view k) -> std::optional<double> {
+    if (auto x = as_whole(p.if_contains(k), 0, 2147483647.0)) return static_cast<double>(*x);
+    return std::nullopt;
+  };
   Device d;
   if (const auto* n = p.if_contains("name"); n && n->is_string()) d.name = std::string(n->get_string());
   d.cc_major = static_cast<int>(num("computeMajor").value_or(0));
   d.cc_minor = static_cast<int>(num("computeMinor").value_or(0));
   d.sms = static_cast<int>(num("numSms").value_or(0));
-  d.memory_gib = num("totalGlobalMem").value_or(0) / (1024.0 * 1024 * 1024);
+  d.memory_gib = static_cast<double>(as_whole(p.if_contains("totalGlobalMem"), 0, 0x1p62).value_or(0)) / (1024.0 * 1024 * 1024);
   auto& l = d.limits;
   l.max_threads_per_block = static_cast<int>(num("maxThreadsPerBlock").value_or(l.max_threads_per_block));
   l.max_threads_per_sm = static_cast<int>(num("maxThreadsPerMultiprocessor").value_or(l.max_threads_per_sm));
