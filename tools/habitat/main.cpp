@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -227,6 +228,7 @@ int run_host_profile(const char* self, const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   CLI::App app{"habitat: predict how long a training iteration recorded on one GPU takes on others"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("habitat ") + HABITAT_VERSION);
   Common c;
 
   auto* devices = app.add_subcommand("devices", "list the GPU catalog");
@@ -279,10 +281,38 @@ int main(int argc, char** argv) {
   auto* predict_ops = cli::add_predict_ops_command(app, pops);
   add_common(*predict_ops, c);
 
+  // A mistyped command gets a suggestion, not CLI11's "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string given = argv[1];
+    std::string best;
+    std::size_t best_d = 3;  // suggest within two edits
+    bool known = false;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      const std::string& name = sub->get_name();
+      known |= name == given;
+      std::vector<std::size_t> row(name.size() + 1);
+      for (std::size_t j = 0; j <= name.size(); ++j) row[j] = j;
+      for (std::size_t i = 1; i <= given.size(); ++i) {
+        std::size_t prev = row[0]++;
+        for (std::size_t j = 1; j <= name.size(); ++j) {
+          const std::size_t cur = row[j];
+          row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (given[i - 1] != name[j - 1])});
+          prev = cur;
+        }
+      }
+      if (row.back() < best_d) best_d = row.back(), best = name;
+    }
+    if (!known) {
+      std::cerr << "habitat: unknown command '" << given << "'" << (best.empty() ? "" : "; did you mean '" + best + "'?")
+                << " (habitat --help lists them)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error exits 2, as documented (not CLI11's own codes).
+    return app.exit(e) == 0 ? 0 : 2;
   }
 
   try {
