@@ -327,11 +327,14 @@ int main(int argc, char** argv) {
       attach(t, c);
       const Device origin = resolve_origin(cat, t, origin_name, &std::cerr);
       std::vector<const Device*> dests;
+      auto add = [&](const Device* d) {  // each GPU once, in the order first named
+        if (std::find(dests.begin(), dests.end(), d) == dests.end()) dests.push_back(d);
+      };
       for (const auto& name : to) {
         if (name == "all")
-          for (const auto& d : cat.devices()) dests.push_back(&d);
+          for (const auto& d : cat.devices()) add(&d);
         else
-          dests.push_back(&cat.at(name));
+          add(&cat.at(name));
       }
       auto preds = predict_all(t, kernel_work(t), origin, dests, c);
       // The timeline: each destination's host replays the step with its predicted kernel times.

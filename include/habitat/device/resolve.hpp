@@ -21,6 +21,13 @@ namespace habitat {
                      "not in the device catalog; pass --origin with a known GPU or add it with --devices FILE "
                      "(`habitat devices` lists the catalog)");
   Device out = *d;
+  // --origin naming another GPU than the trace's own: allowed (a renamed or virtualized GPU), but said.
+  if (name && !t.device_name.empty() && warnings) {
+    const Device* own = catalog.find(t.device_name);
+    if (own != d)
+      *warnings << "warning: " << t.source << ": the trace was recorded on '" << t.device_name << "', --origin says " << out.name
+                << "; using " << out.name << "\n";
+  }
   if (t.device_props && !name) {
     const Device& p = *t.device_props;
     if (p.sms != out.sms && warnings)
