@@ -62,17 +62,6 @@ struct PredictedTrace {
   std::optional<double> cost_normalized_throughput;  // samples per dollar
 };
 
-// The outermost framework operation above an op, named as users know it ("AddmmBackward0", not the
-// autograd engine's wrapper).
-[[nodiscard]] inline std::string operation_label(const Trace& t, int op) {
-  if (op < 0) return "(no operation)";
-  while (t.ops[op].parent >= 0) op = t.ops[op].parent;
-  std::string name = t.ops[op].name;
-  constexpr std::string_view wrapper = "autograd::engine::evaluate_function: ";
-  if (name.starts_with(wrapper)) name.erase(0, wrapper.size());
-  return name;
-}
-
 namespace detail {
 inline std::vector<BreakdownRow> sorted_rows(std::map<std::string, BreakdownRow>& rows) {
   std::vector<BreakdownRow> out;

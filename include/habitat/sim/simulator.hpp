@@ -152,14 +152,7 @@ struct ItemRun {
   // Critical path of the last period: from the step's last GPU work back to the previous step's end,
   // following what set each start (its launch, its stream, a wait, or the host's return from a sync).
   std::map<std::string, CriticalShare> shares;
-  auto label_of_op = [&](int op) {
-    int top = detail::top_level(t, op);
-    if (top < 0) return std::string("host: between operations");
-    std::string name = t.ops[top].name;
-    constexpr std::string_view wrapper = "autograd::engine::evaluate_function: ";
-    if (name.starts_with(wrapper)) name.erase(0, wrapper.size());
-    return name;
-  };
+  auto label_of_op = [&](int op) { return op < 0 ? std::string("host: between operations") : operation_label(t, op); };
   auto add = [&](const std::string& label, double us, bool gpu) {
     auto& sh = shares[label + (gpu ? "\x01" : "\x02")];
     sh.label = label;

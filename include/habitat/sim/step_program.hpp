@@ -54,11 +54,6 @@ namespace detail {
 }
 [[nodiscard]] inline double median(std::vector<double> v, double fallback) { return quantile(std::move(v), 0.5, fallback); }
 
-[[nodiscard]] inline int top_level(const Trace& t, int op) {
-  while (op >= 0 && t.ops[op].parent >= 0) op = t.ops[op].parent;
-  return op;
-}
-
 // Splits the host time between the previous call (in top-level op `before`) and the next (in `after`)
 // into Lin et al.'s kinds: inside one op it is between launches; across ops, the tail of the first op
 // after its last launch, the head of the next before its first launch, and what lies between.
@@ -196,7 +191,7 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
     // Removing the profiler never takes a stretch below a tenth of what was recorded.
     const double kept = recorded > 0 ? std::max(recorded - cost, 0.1 * recorded) / recorded / host.profiler.slowdown : 1.0;
     const double scale = kept * host.speed_ratio;
-    const int top = detail::top_level(t, op);
+    const int top = top_level_op(t, op);
     detail::classify_gap(t, before_op, top, cursor, start, scale, item.by_type);
     item.work_us = gap * scale;
     item.call_us = busy * scale;

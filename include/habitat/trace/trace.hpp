@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "habitat/device/device.hpp"
@@ -116,5 +117,22 @@ struct Trace {
 };
 
 
+
+// The outermost operation above `op` on its thread (-1 stays -1).
+[[nodiscard]] inline int top_level_op(const Trace& t, int op) {
+  while (op >= 0 && t.ops[op].parent >= 0) op = t.ops[op].parent;
+  return op;
+}
+
+// The outermost framework operation above an op, named as users know it ("AddmmBackward0", not the
+// autograd engine's wrapper).
+[[nodiscard]] inline std::string operation_label(const Trace& t, int op) {
+  op = top_level_op(t, op);
+  if (op < 0) return "(no operation)";
+  std::string name = t.ops[op].name;
+  constexpr std::string_view wrapper = "autograd::engine::evaluate_function: ";
+  if (name.starts_with(wrapper)) name.erase(0, wrapper.size());
+  return name;
+}
 
 }  // namespace habitat
