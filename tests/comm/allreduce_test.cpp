@@ -39,7 +39,7 @@ std::map<double, double> measured(int ranks) {
 TEST_CASE("ring all-reduce on 2 and 4 H200s: within 5% mean from 1 MiB to 1 GiB, 10% from 4 MiB", "[comm]") {
   const Catalog cat = Catalog::builtin();
   const Device& h200 = cat.at("H200");
-  REQUIRE(h200.nvlink_gbps > 0);
+  REQUIRE(h200.interconnect.nvlink_gbps > 0);
   for (const int ranks : {2, 4}) {
     double sum = 0;
     int n = 0;
@@ -73,9 +73,40 @@ TEST_CASE("all-reduce model: physics and errors", "[comm]") {
   }
   // Large messages: the bus bytes cannot move faster than the links carry them.
   const double bytes = 1 << 30;
-  CHECK(comm::ring_allreduce(bytes, 4, h200).us * 1e3 * h200.nvlink_gbps >= 2.0 * 3 / 4 * bytes);
+  CHECK(comm::ring_allreduce(bytes, 4, h200).us * 1e3 * h200.interconnect.nvlink_gbps >= 2.0 * 3 / 4 * bytes);
   CHECK(comm::ring_allreduce(1e9, 8, h200).protocol == comm::Protocol::simple);
   CHECK(comm::ring_allreduce(64e3, 8, h200).protocol == comm::Protocol::ll);
   CHECK_THROWS_WITH(comm::ring_allreduce(std::nan(""), 2, h200), Catch::Contains("finite"));
-  CHECK_THROWS_WITH(comm::ring_allreduce(1e6, 2, cat.at("T4")), Catch::Contains("T4") && Catch::Contains("interconnect"));
+  Device bare = cat.at("T4");
+  bare.interconnect = {};
+  CHECK_THROWS_WITH(comm::ring_allreduce(1e6, 2, bare), Catch::Contains("T4") && Catch::Contains("interconnect"));
+  // Across nodes the network sets the pace; without a network figure the model says so.
+  const auto one_node = comm::allreduce(256e6, comm::topology(h200, 8, 8)).us;
+  const auto two_nodes = comm::allreduce(256e6, comm::topology(h200, 16, 8)).us;
+  CHECK(two_nodes > 2 * one_node);
+  CHECK(two_nodes * 1e3 * h200.interconnect.network_gbps >= 2.0 * 15 / 16 * 256e6);
+  CHECK_THROWS_WITH(comm::topology(bare, 16, 8), Catch::Contains("network") || Catch::Contains("interconnect"));
+  // NVLink that only joins pairs carries a pair's traffic, not a ring of four.
+  const Device& a6000 = cat.at("RTX A6000");
+  CHECK(comm::topology(a6000, 2, 2).intra_kind == "NVLink");
+  CHECK(comm::topology(a6000, 4, 4).intra_kind == "PCIe");
+}
+
+TEST_CASE("every catalog GPU with an interconnect gives finite collective times", "[comm]") {
+  const Catalog cat = Catalog::builtin();
+  for (const Device& d : cat.devices()) {
+    INFO(d.name);
+    CHECK(d.interconnect.pcie_gbps > 0);
+    CHECK(d.interconnect.network_gbps > 0);
+    CHECK(!d.interconnect.source.empty());
+    for (const int ranks : {2, 8, 64}) {
+      const auto t = comm::topology(d, ranks);
+      const double us = comm::allreduce(100e6, t).us;
+      CHECK(std::isfinite(us));
+      // never faster than the bus bytes over the fastest link the catalog gives the GPU
+      CHECK(us * 1e3 * std::max({d.interconnect.nvlink_gbps, d.interconnect.pcie_gbps, d.interconnect.network_gbps}) >=
+            2.0 * (ranks - 1) / ranks * 100e6);
+      CHECK(comm::broadcast_us(1e6, t) > 0);
+    }
+  }
 }

@@ -6,7 +6,10 @@
 // carrying a 4-byte flag: half the bandwidth, the least latency), LL128 (120 of every 128 bytes) or
 // Simple; the model takes the fastest, as NCCL's tuner does. Only the times are validated: NCCL 2.28 on
 // these machines chose Simple from 2 MiB (N=2) and 12 MiB (N=4), where the model's fastest is LL128.
+#include <algorithm>
 #include <array>
+#include <optional>
+#include <string>
 #include <cmath>
 #include <string_view>
 
@@ -57,11 +60,74 @@ struct AllReduceEstimate {
   return best;
 }
 
-// With a catalog GPU: its NVLink bandwidth (GPUs of one node), else PCIe.
+// Where the ranks are: how many, how many share a node, and the links between them.
+struct Topology {
+  int ranks = 1;
+  int gpus_per_node = 1;
+  double intra_gbps = 0;   // per GPU and direction, between GPUs of one node
+  double inter_gbps = 0;   // per GPU and direction, between nodes (0: one node only)
+  double memory_gbps = 0;  // sustained DRAM bandwidth, for the reductions
+  std::string intra_kind;  // "NVLink", "PCIe" or "given"
+  [[nodiscard]] int nodes() const { return (ranks + gpus_per_node - 1) / gpus_per_node; }
+};
+
+// The catalog's topology for `ranks` GPUs of type d, `gpus_per_node` to a node (0: the catalog's typical
+// node). `intra_gbps`, when given, replaces the catalog's link between GPUs of a node.
+[[nodiscard]] inline Topology topology(const Device& d, int ranks, int gpus_per_node = 0, std::optional<double> intra_gbps = {}) {
+  if (ranks < 1 || ranks > 1 << 20) throw make_error(d.name, "--world-size", "must be a whole number from 1 to 1048576");
+  if (gpus_per_node < 0) throw make_error(d.name, "--gpus-per-node", "must be positive");
+  const Interconnect& ic = d.interconnect;
+  Topology t;
+  t.ranks = ranks;
+  t.gpus_per_node = std::min(ranks, gpus_per_node > 0 ? gpus_per_node : std::max(1, ic.node_gpus));
+  t.memory_gbps = d.sustained_bandwidth_gbps();
+  if (intra_gbps) {
+    t.intra_gbps = *intra_gbps;
+    t.intra_kind = "given";
+  } else {
+    t.intra_gbps = ic.intra_node_gbps(t.gpus_per_node);
+    t.intra_kind = t.intra_gbps == ic.nvlink_gbps && ic.nvlink_gbps > 0 ? "NVLink" : "PCIe";
+  }
+  t.inter_gbps = ic.network_gbps;
+  if (t.gpus_per_node > 1 && !(t.intra_gbps > 0))
+    throw make_error(d.name, "interconnect", "no NVLink or PCIe bandwidth in the catalog entry (give --interconnect GBPS)");
+  if (t.nodes() > 1 && !(t.inter_gbps > 0))
+    throw make_error(d.name, "interconnect", "no network bandwidth between nodes in the catalog entry (give --network-gbps)");
+  return t;
+}
+
+// Latency NCCL adds per network hop of a ring that leaves the node (send, NIC, receive), and the share of
+// the network's rate it reaches. Not measured here (one node only): typical InfiniBand figures.
+inline constexpr double network_hop_us = 6.0;
+inline constexpr double network_efficiency = 0.9;
+
+// All-reduce over a topology: one node, a ring over the node's links; several nodes, NCCL's ring over all
+// ranks, whose bus bytes cross the network at each node boundary, so the slower of the two links sets the
+// pace, and each boundary adds a network hop per step of the ring.
+[[nodiscard]] inline AllReduceEstimate allreduce(double bytes, const Topology& t, const AllReduceModel& m = nccl_ring_fit) {
+  if (t.nodes() <= 1) return t.ranks <= 1 ? AllReduceEstimate{} : ring_allreduce(bytes, t.ranks, t.intra_gbps, t.memory_gbps, m);
+  const double link = std::min(t.gpus_per_node > 1 ? t.intra_gbps : 1e300, t.inter_gbps * network_efficiency / m.link_efficiency);
+  AllReduceEstimate e = ring_allreduce(bytes, t.ranks, link, t.memory_gbps, m);
+  e.us += 2.0 * (t.nodes() - 1) * network_hop_us;
+  return e;
+}
+
+// Broadcast from one rank (DDP's buffers each forward): a pipelined ring moves the message once over every
+// link, so the message at one link's rate plus a latency.
+[[nodiscard]] inline double broadcast_us(double bytes, const Topology& t, const AllReduceModel& m = nccl_ring_fit) {
+  if (t.ranks <= 1 || bytes <= 0) return 0;
+  const double link = t.nodes() > 1 ? std::min(t.intra_gbps > 0 ? t.intra_gbps : 1e300, t.inter_gbps) : t.intra_gbps;
+  double best = 1e300;
+  for (const Protocol p : {Protocol::ll, Protocol::ll128, Protocol::simple}) {
+    const auto i = static_cast<std::size_t>(p);
+    best = std::min(best, m.latency_us[i] + bytes / (link * m.link_efficiency * m.protocol_share[i] * 1e3));
+  }
+  return best + (t.nodes() > 1 ? (t.nodes() - 1) * network_hop_us : 0.0);
+}
+
+// With a catalog GPU, all on one node: its NVLink bandwidth where NVLink joins them, else PCIe.
 [[nodiscard]] inline AllReduceEstimate ring_allreduce(double bytes, int ranks, const Device& d, const AllReduceModel& m = nccl_ring_fit) {
-  const double link = d.nvlink_gbps > 0 ? d.nvlink_gbps : d.pcie_gbps;
-  if (!(link > 0)) throw make_error(d.name, "interconnect", "no NVLink or PCIe bandwidth in the catalog entry");
-  return ring_allreduce(bytes, ranks, link, d.sustained_bandwidth_gbps(), m);
+  return allreduce(bytes, topology(d, ranks, ranks), m);
 }
 
 }  // namespace habitat::comm

@@ -130,6 +130,60 @@ class Catalog {
     return l;
   }
 
+  // "interconnect": {"nvlink": {generation, links, gbps_per_direction, switch}, "pcie": {generation, lanes,
+  // gbps_per_direction}, "node": {gpus, shape}, "network": {gbps_per_gpu, kind}, "source"}; every part optional.
+  static Interconnect parse_interconnect(const boost::json::value& v, const detail::JsonPlace& outer) {
+    const detail::JsonPlace at{outer.file, outer.place + ".interconnect"};
+    if (!v.is_object()) throw make_error(at.file, at.place, "must be an object");
+    const auto& o = v.get_object();
+    Interconnect ic;
+    auto part = [&](std::string_view key) -> const boost::json::object* {
+      const auto* p = o.if_contains(key);
+      if (!p || p->is_null()) return nullptr;
+      if (!p->is_object()) throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be an object");
+      return &p->get_object();
+    };
+    auto whole = [&](const boost::json::object& p, std::string_view key, int lo, int hi, std::string_view in) -> int {
+      auto x = detail::opt_number(p, key, {at.file, at.place + "." + std::string(in)});
+      if (!x) return 0;
+      if (!(*x >= lo && *x <= hi && *x == std::floor(*x)))
+        throw make_error(at.file, at.place + "." + std::string(in), "field '" + std::string(key) + "' must be a whole number from " +
+                                                                      std::to_string(lo) + " to " + std::to_string(hi));
+      return static_cast<int>(*x);
+    };
+    auto gbps = [&](const boost::json::object& p, std::string_view key, std::string_view in) -> double {
+      auto x = detail::opt_number(p, key, {at.file, at.place + "." + std::string(in)});
+      if (!x) return 0;
+      if (!(std::isfinite(*x) && *x > 0 && *x < 1e5))
+        throw make_error(at.file, at.place + "." + std::string(in), "field '" + std::string(key) + "' must be a positive number of GB/s below 100000");
+      return *x;
+    };
+    if (const auto* p = part("nvlink")) {
+      ic.nvlink_generation = whole(*p, "generation", 1, 20, "nvlink");
+      ic.nvlink_links = whole(*p, "links", 1, 1000, "nvlink");
+      ic.nvlink_gbps = gbps(*p, "gbps_per_direction", "nvlink");
+      if (const auto* s = p->if_contains("switch")) {
+        if (!s->is_bool()) throw make_error(at.file, at.place + ".nvlink", "field 'switch' must be true or false");
+        ic.nvswitch = s->get_bool();
+      }
+    }
+    if (const auto* p = part("pcie")) {
+      ic.pcie_generation = whole(*p, "generation", 1, 20, "pcie");
+      ic.pcie_lanes = whole(*p, "lanes", 1, 64, "pcie");
+      ic.pcie_gbps = gbps(*p, "gbps_per_direction", "pcie");
+    }
+    if (const auto* p = part("node")) {
+      if (const int g = whole(*p, "gpus", 1, 1024, "node")) ic.node_gpus = g;
+      ic.node_shape = detail::opt_string(*p, "shape", {at.file, at.place + ".node"}).value_or("");
+    }
+    if (const auto* p = part("network")) {
+      ic.network_gbps = gbps(*p, "gbps_per_gpu", "network");
+      ic.network = detail::opt_string(*p, "kind", {at.file, at.place + ".network"}).value_or("");
+    }
+    ic.source = detail::opt_string(o, "source", at).value_or("");
+    return ic;
+  }
+
   Device parse_device(const boost::json::object& o, Device d, const detail::JsonPlace& at) const {
     using detail::opt_number;
     using detail::opt_string;
@@ -211,12 +265,7 @@ class Catalog {
     if (auto v = opt_string(o, "source", at)) d.source = *v;
     if (auto v = opt_string(o, "validation", at)) d.validation = *v;
     if (auto v = opt_string(o, "reference_host", at)) d.reference_host = *v;
-    for (auto [key, field] : {std::pair{"nvlink_gbps_per_direction", &d.nvlink_gbps}, {"pcie_gbps_per_direction", &d.pcie_gbps}})
-      if (auto v = opt_number(o, key, at)) {
-        if (!(std::isfinite(*v) && *v > 0 && *v < 1e5)) throw make_error(at.file, at.place, std::string("field '") + key + "' must be a positive number of GB/s");
-        *field = *v;
-      }
-    if (auto v = opt_string(o, "interconnect_source", at)) d.interconnect_source = *v;
+    if (const auto* ic = o.if_contains("interconnect"); ic && !ic->is_null()) d.interconnect = parse_interconnect(*ic, at);
     if (const auto* p = o.if_contains("price"); p && !p->is_null()) {
       if (!p->is_object()) throw make_error(at.file, at.place, "field 'price' must be an object");
       const auto& po = p->get_object();

@@ -45,6 +45,26 @@ struct TensorRates {
   double tf32 = 0, fp16 = 0, bf16 = 0, fp8 = 0;
 };
 
+// How GPUs of this type are connected in the node they usually come in, and that node to others. All
+// bandwidths are GB/s per direction per GPU; 0 means none or unknown.
+struct Interconnect {
+  int nvlink_generation = 0, nvlink_links = 0;
+  double nvlink_gbps = 0;
+  bool nvswitch = false;  // every GPU pair at full NVLink bandwidth; without it NVLink joins pairs or a mesh
+  int pcie_generation = 0, pcie_lanes = 0;
+  double pcie_gbps = 0;
+  int node_gpus = 1;       // GPUs in the typical node
+  std::string node_shape;  // e.g. "HGX H100 8-GPU, NVSwitch"
+  double network_gbps = 0;  // between nodes, per GPU
+  std::string network;      // what that figure is (e.g. "InfiniBand NDR 400 Gb/s per GPU")
+  std::string source;
+  // Bandwidth between GPUs of one node: NVLink where it joins them all, else PCIe.
+  [[nodiscard]] double intra_node_gbps(int gpus) const {
+    if (nvlink_gbps > 0 && (nvswitch || gpus <= 2)) return nvlink_gbps;
+    return pcie_gbps;
+  }
+};
+
 struct Device {
   std::string name;
   std::vector<std::string> aliases;
@@ -66,9 +86,7 @@ struct Device {
   std::optional<Price> price;
   std::string validation;  // what real measurements of this GPU habitat was checked against, with the error
   std::string reference_host;  // host profile (data/hosts) of the machine this GPU usually comes in, if known
-  double nvlink_gbps = 0;      // NVLink bandwidth per direction of one GPU (all links), 0: none or unknown
-  double pcie_gbps = 0;        // PCIe bandwidth per direction, 0: unknown
-  std::string interconnect_source;
+  Interconnect interconnect;
   std::string source;
   OccupancyLimits limits;
 

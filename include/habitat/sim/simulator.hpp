@@ -37,6 +37,9 @@ struct Timeline {
   double host_stall_us = 0;     // GPU idle in one period: waiting for the host (or for nothing to do)
   double sync_wait_us = 0;      // host time spent waiting in synchronizing calls, per step
   double queue_wait_us = 0;     // host time blocked on a full launch queue, per step
+  double comm_us = 0;           // communication kernels' time in one step (data parallelism)
+  double comm_exposed_us = 0;   // the part of it no compute kernel overlaps
+  std::vector<std::pair<double, double>> last_step;  // each kernel's start and end in the last simulated step
   HostTimes host_by_type{};
   std::vector<CriticalShare> critical_path;  // by operation, largest first
   [[nodiscard]] bool host_bound() const { return host_us >= gpu_busy_us; }
@@ -148,6 +151,19 @@ struct ItemRun {
   tl.host_stall_us = std::max(0.0, tl.period_us - tl.gpu_busy_us);
   tl.sync_wait_us = sync_wait[last];
   tl.queue_wait_us = queue_wait[last];
+  tl.last_step.reserve(n);
+  for (int k = 0; k < n; ++k) tl.last_step.emplace_back(kr[last * n + k].start, kr[last * n + k].end);
+  if (!p.comm.empty()) {
+    std::vector<int> comm_last, compute_last;
+    for (int k = 0; k < n; ++k) (p.is_comm(k) ? comm_last : compute_last).push_back(last * n + k);
+    auto st = [&](int r) { return kr[r].start; };
+    auto du = [&](int r) { return kr[r].end - kr[r].start; };
+    for (const int r : comm_last) tl.comm_us += du(r);
+    // exposed = union(comm) - union(comm and compute overlapping) = union(all) - union(compute)
+    std::vector<int> all = comm_last;
+    all.insert(all.end(), compute_last.begin(), compute_last.end());
+    tl.comm_exposed_us = std::max(0.0, union_us(all, st, du) - union_us(compute_last, st, du));
+  }
 
   // Critical path of the last period: from the step's last GPU work back to the previous step's end,
   // following what set each start (its launch, its stream, a wait, or the host's return from a sync).

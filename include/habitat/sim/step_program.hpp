@@ -42,6 +42,8 @@ struct StepProgram {
   double host_us = 0;             // un-profiled, on the destination host, waits excluded
   HostTimes by_type{};
   std::vector<std::string> assumptions;
+  std::vector<char> comm;  // per kernel: a communication kernel (data parallelism); empty: none is
+  [[nodiscard]] bool is_comm(int k) const { return k < static_cast<int>(comm.size()) && comm[k]; }
 };
 
 namespace detail {

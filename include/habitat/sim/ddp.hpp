@@ -1,0 +1,291 @@
+#pragma once
+// Data-parallel training (PyTorch DistributedDataParallel) on N GPUs, from the program of a one-GPU step.
+// DDP adds, per step, on every rank (ranks run the same step, so one rank's timeline is the step's):
+//  - each forward: the buffers (BatchNorm statistics) flattened, broadcast from rank 0 and copied back;
+//  - in the backward pass, after each gradient is ready (its AccumulateGrad record): an autograd hook that
+//    copies the gradient, divided by N, into its bucket (one kernel);
+//  - when a bucket's last gradient is in: the bucket's all-reduce, on a communication stream that first
+//    waits for the compute stream's work so far; it overlaps the rest of the backward pass;
+//  - at the end of the backward pass: the compute stream waits for the all-reduces, and each reduced
+//    bucket is copied back into the gradients (one kernel per gradient); the optimizer follows.
+// The added work goes into the step program and the simulator replays it; what the communication leaves
+// exposed falls out of the timeline.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "habitat/comm/allreduce.hpp"
+#include "habitat/comm/ddp_plan.hpp"
+#include "habitat/predict/roofline.hpp"
+#include "habitat/sim/host_profile.hpp"
+#include "habitat/sim/simulator.hpp"
+
+namespace habitat::sim {
+
+// DDP's host costs per unit of work, as torch.profiler recorded them on the host of `measured_on`: medians
+// over the 8 DDP rank traces of fixtures/ddp/h200x2 (torch 2.11, 2 H200s), each the rank's cost less the
+// same work in the one-GPU trace where it exists. They are used as recorded, not divided by the
+// profiler's slowdown as the rest of the host's time is: DDP costs the un-profiled step more host time than
+// its records show (Python in DDP's forward, NCCL's proxy thread), and with the slowdown divided out the
+// host-bound workloads' DDP overhead came out at half the measured (tests/comm/ddp_test.cpp).
+struct DdpHostCosts {
+  double per_gradient_us = 20;       // hook: gradient / N into its bucket (mul_out and its launch)
+  double per_bucket_us = 100;        // c10d::allreduce_: the all-reduce's launch and its stream wait
+  double per_gradient_back_us = 10.5;  // copy_bucket_to_grad, at the end of the backward pass
+  double per_buffer_group_us = 100;  // c10d::broadcast_ of one dtype's buffers
+  double per_buffer_flatten_us = 7;  // flatten_dense_tensors and unflatten_dense_tensors, per buffer
+  double per_buffer_copy_us = 9;     // copying each broadcast buffer back
+  const char* measured_on = "h200-testbed";
+};
+inline constexpr DdpHostCosts torch_ddp_costs{};
+
+// The shortest elementwise kernel: DDP's copies of small gradients took 1.1 us (median) on the H200s.
+inline constexpr double ddp_small_kernel_us = 1.1;
+
+// Kernels that overlap communication share the SMs and the memory bandwidth with it: per unit of overlap,
+// a compute kernel runs this much longer, and so does an all-reduce. Measured on the DDP rank traces of
+// fixtures/ddp: all-reduces overlapped 90-100% by backward kernels took 1.19x the model's time (median of
+// 12; 1.03x for the 45 barely overlapped), and VGG-16's convolution backward, a fifth of it overlapped,
+// took 3.7% longer than in the one-GPU trace.
+inline constexpr double comm_slowdown_overlapped = 0.19;
+inline constexpr double compute_slowdown_overlapped = 0.2;
+
+struct DdpOptions {
+  int world_size = 1;
+  int gpus_per_node = 0;                 // 0: the destination's typical node
+  comm::BucketCaps caps{};
+  bool broadcast_buffers = true;         // DDP's default
+  std::optional<double> intra_gbps;      // --interconnect: replaces the catalog's link inside a node
+  std::optional<double> network_gbps;    // --network-gbps: replaces the catalog's network per GPU
+};
+
+struct DdpStep {
+  Trace trace;           // the one-GPU trace with DDP's kernels and records appended
+  StepProgram program;   // with DDP's host work and launches inserted
+  std::vector<double> added_us;  // durations of the appended kernels, in order
+  comm::Topology topology;
+  comm::DdpPlan plan;
+  std::vector<double> bucket_allreduce_us;
+};
+
+// Host time factor for DDP's recorded costs on the destination host: the speed of the host they were
+// measured on against the destination's.
+[[nodiscard]] inline double ddp_host_scale(const HostRegistry& reg, const std::string& runs_on, const DdpHostCosts& c = torch_ddp_costs) {
+  const HostProfile* measured = reg.find(c.measured_on);
+  if (!measured) return 1.0;
+  double ratio = 1.0;
+  if (const HostProfile* dest = reg.find(runs_on); dest && dest->name != measured->name)
+    if (auto r = host_speed_ratio(*measured, *dest)) ratio = r->first;
+  return ratio;
+}
+
+// An elementwise pass reading and writing `bytes` at the destination's sustained bandwidth.
+[[nodiscard]] inline double copy_us(double bytes, const Device& d) {
+  return std::max(ddp_small_kernel_us, 2 * bytes / (d.sustained_bandwidth_gbps() * 1e3));
+}
+
+[[nodiscard]] inline DdpStep ddp_step(const Trace& t, const StepProgram& p, const comm::DdpPlan& plan, const Device& dest,
+                                      const comm::Topology& topo, double host_scale, const DdpOptions& opt = {},
+                                      const DdpHostCosts& cost = torch_ddp_costs) {
+  DdpStep out{t, p, {}, topo, plan, {}};
+  Trace& tt = out.trace;
+  StepProgram& pp = out.program;
+  const int n0 = static_cast<int>(t.kernels.size());
+  pp.comm.assign(n0, 0);
+  if (topo.ranks <= 1) return out;
+
+  // Streams: DDP's copies go on the stream of the step's last kernel (the optimizer's: PyTorch's current
+  // stream, which the backward pass and the hooks use too; cuDNN's side streams are not it), its
+  // collectives on a new one.
+  std::int64_t compute = 0, comm_stream = 1;
+  if (!t.kernels.empty()) {
+    compute = t.kernels.back().stream;
+    for (const auto& k : t.kernels) comm_stream = std::max(comm_stream, k.stream + 1);
+  }
+  auto add_op = [&](std::string name) {
+    Operation op;
+    op.name = std::move(name);
+    tt.ops.push_back(std::move(op));
+    return static_cast<int>(tt.ops.size()) - 1;
+  };
+  const int op_hook = add_op("DDP: gradients into buckets"), op_allreduce = add_op("DDP: all-reduce (NCCL)"),
+            op_back = add_op("DDP: buckets back into gradients"), op_broadcast = add_op("DDP: buffer broadcast (NCCL)");
+  auto add_kernel = [&](std::string name, std::int64_t stream, int op, double us, bool is_comm) {
+    Kernel k;
+    k.name = std::move(name);
+    k.stream = stream;
+    k.op = op;
+    k.start_us = k.duration_us = 0;  // not recorded: simulated
+    tt.kernels.push_back(std::move(k));
+    out.added_us.push_back(us);
+    pp.comm.push_back(is_comm ? 1 : 0);
+    pp.waits_for.emplace_back();
+    return static_cast<int>(tt.kernels.size()) - 1;
+  };
+
+  // Where in the host program a moment of the trace falls: before the first item that starts after it.
+  std::vector<double> item_time;
+  for (const auto& item : p.items)
+    item_time.push_back(item.call >= 0 ? t.calls[item.call].start_us
+                                        : (item.kernels.empty() ? t.step_start_us : t.kernels[item.kernels.front()].start_us - p.launch_latency_us));
+  auto position = [&](double time) {
+    return static_cast<int>(std::upper_bound(item_time.begin(), item_time.end(), time) - item_time.begin());
+  };
+  // Inserted items, keyed by position (stable: in the order added for one position).
+  std::multimap<int, HostItem> inserts;
+  auto host_item = [&](double recorded_us, std::vector<int> kernels) {
+    HostItem item;
+    item.work_us = recorded_us * host_scale;
+    item.by_type[static_cast<int>(HostTime::between_launches)] = item.work_us;
+    item.kernels = std::move(kernels);
+    return item;
+  };
+
+  // Forward: the buffers' broadcast, before the step's first GPU work.
+  if (opt.broadcast_buffers && !plan.buffers.empty()) {
+    int first = 0;
+    while (first < static_cast<int>(p.items.size()) && p.items[first].kernels.empty()) ++first;
+    for (const auto& g : plan.buffers) {
+      const int flat = add_kernel("DDP: flatten buffers (" + g.dtype + ")", compute, op_broadcast, copy_us(g.bytes, dest), false);
+      const int bc = add_kernel("ncclDevKernel_Broadcast (modelled)", comm_stream, op_broadcast, comm::broadcast_us(g.bytes, topo), true);
+      pp.waits_for[bc] = {flat};
+      inserts.emplace(first, host_item(cost.per_buffer_group_us + cost.per_buffer_flatten_us * g.count, {flat, bc}));
+      std::vector<int> copies;
+      for (int i = 0; i < g.count; ++i)
+        copies.push_back(add_kernel("DDP: buffer back", compute, op_broadcast, copy_us(g.bytes / g.count, dest), false));
+      pp.waits_for[copies.front()] = {bc};
+      inserts.emplace(first, host_item(cost.per_buffer_copy_us * g.count, std::move(copies)));
+    }
+  }
+
+  // Backward: per gradient its hook; per bucket its all-reduce once its last gradient is in.
+  std::vector<int> bucket_of(plan.gradients.size(), -1);
+  for (int b = 0; b < static_cast<int>(plan.buckets.size()); ++b)
+    for (const int g : plan.buckets[b].gradients) bucket_of[g] = b;
+  std::vector<int> filled(plan.buckets.size(), 0), allreduce_kernel(plan.buckets.size(), -1);
+  double last_ready = t.step_start_us;
+  for (int g = 0; g < static_cast<int>(plan.gradients.size()); ++g) {
+    const Operation& ready = t.ops[plan.gradients[g].ready_op];
+    const double at = ready.start_us + ready.duration_us;
+    last_ready = std::max(last_ready, at);
+    const int pos = position(at);
+    const int hook = add_kernel("DDP: gradient / N into bucket", compute, op_hook, copy_us(plan.gradients[g].bytes, dest), false);
+    inserts.emplace(pos, host_item(cost.per_gradient_us, {hook}));
+    const int b = bucket_of[g];
+    if (++filled[b] == static_cast<int>(plan.buckets[b].gradients.size())) {
+      const double us = comm::allreduce(plan.buckets[b].bytes, topo).us;
+      out.bucket_allreduce_us.push_back(us);
+      const int ar = add_kernel("ncclDevKernel_AllReduce (modelled)", comm_stream, op_allreduce, us, true);
+      pp.waits_for[ar] = {hook};
+      allreduce_kernel[b] = ar;
+      inserts.emplace(pos, host_item(cost.per_bucket_us, {ar}));
+    }
+  }
+  // End of the backward pass: wait for each bucket's all-reduce, copy it back into the gradients.
+  {
+    const int pos = position(last_ready);
+    for (int b = 0; b < static_cast<int>(plan.buckets.size()); ++b) {
+      std::vector<int> copies;
+      for (const int g : plan.buckets[b].gradients)
+        copies.push_back(add_kernel("DDP: bucket back into gradient", compute, op_back, copy_us(plan.gradients[g].bytes, dest), false));
+      pp.waits_for[copies.front()] = {allreduce_kernel[b]};
+      inserts.emplace(pos, host_item(cost.per_gradient_back_us * static_cast<double>(copies.size()), std::move(copies)));
+    }
+  }
+
+  // Merge the inserted items into the program.
+  std::vector<HostItem> merged;
+  merged.reserve(p.items.size() + inserts.size());
+  auto it = inserts.begin();
+  for (int i = 0; i <= static_cast<int>(p.items.size()); ++i) {
+    for (; it != inserts.end() && it->first == i; ++it) {
+      pp.host_us += it->second.work_us;
+      for (int k = 0; k < 5; ++k) pp.by_type[k] += it->second.by_type[k];
+      merged.push_back(it->second);
+    }
+    if (i < static_cast<int>(p.items.size())) merged.push_back(p.items[i]);
+  }
+  pp.items = std::move(merged);
+  pp.assumptions.push_back("DDP on " + std::to_string(topo.ranks) + " GPUs (" + std::to_string(topo.nodes()) + " node" +
+                           (topo.nodes() > 1 ? "s" : "") + ", " + topo.intra_kind + " inside a node): " +
+                           std::to_string(plan.buckets.size()) + " buckets from " + std::to_string(plan.gradients.size()) + " gradients");
+  return out;
+}
+
+// The DDP step's kernel durations: the one-GPU kernels' (predicted) times, then the added kernels'.
+[[nodiscard]] inline std::vector<double> ddp_durations(std::vector<double> one_gpu, const DdpStep& s) {
+  one_gpu.insert(one_gpu.end(), s.added_us.begin(), s.added_us.end());
+  return one_gpu;
+}
+
+// Simulates a step whose communication kernels share the GPU with compute: each kernel is stretched by
+// its overlap with the other kind in the previous pass, three passes (the overlap settles by then).
+[[nodiscard]] inline Timeline simulate_shared(const Trace& t, const StepProgram& p, const std::vector<double>& base, const SimOptions& sim = {}) {
+  std::vector<double> d = base;
+  Timeline tl = simulate(t, p, d, sim);
+  std::vector<int> comm_k;
+  for (int k = 0; k < static_cast<int>(base.size()); ++k)
+    if (p.is_comm(k)) comm_k.push_back(k);
+  if (comm_k.empty()) return tl;
+  for (int pass = 0; pass < 3; ++pass) {
+    std::vector<double> comm_overlap(base.size(), 0);
+    for (int k = 0; k < static_cast<int>(base.size()); ++k) {
+      if (p.is_comm(k)) continue;
+      const auto [ks, ke] = tl.last_step[k];
+      double ov = 0;
+      for (const int c : comm_k) {
+        const auto [cs, ce] = tl.last_step[c];
+        const double o = std::max(0.0, std::min(ke, ce) - std::max(ks, cs));
+        ov += o;
+        comm_overlap[c] += o;
+      }
+      if (ke > ks) d[k] = base[k] * (1 + compute_slowdown_overlapped * std::min(1.0, ov / (ke - ks)));
+    }
+    for (const int c : comm_k) {
+      const auto [cs, ce] = tl.last_step[c];
+      if (ce > cs) d[c] = base[c] * (1 + comm_slowdown_overlapped * std::min(1.0, comm_overlap[c] / (ce - cs)));
+    }
+    tl = simulate(t, p, d, sim);
+  }
+  return tl;
+}
+
+// A DDP prediction: the one-GPU step and the DDP step simulated with the same kernel times and host.
+struct DdpPrediction {
+  Timeline single;  // one GPU, no DDP
+  Timeline step;    // one rank of the DDP step: the step time of all of them
+  comm::DdpPlan plan;
+  comm::Topology topology;
+  std::vector<double> bucket_allreduce_us;
+  std::vector<std::string> assumptions;
+  // Throughput of N GPUs over N times one GPU's (per-GPU batch unchanged).
+  [[nodiscard]] double scaling_efficiency() const { return step.period_us > 0 ? single.period_us / step.period_us : 0; }
+};
+
+[[nodiscard]] inline comm::Topology ddp_topology(const Device& dest, const DdpOptions& opt) {
+  Device d = dest;
+  if (opt.network_gbps) d.interconnect.network_gbps = *opt.network_gbps;
+  return comm::topology(d, opt.world_size, opt.gpus_per_node, opt.intra_gbps);
+}
+
+// `kernel_us`: one duration per kernel of `t` on the destination (predicted, or as recorded).
+[[nodiscard]] inline DdpPrediction predict_ddp(const Trace& t, const StepProgram& program, const std::vector<double>& kernel_us,
+                                               const Device& dest, double host_scale, const DdpOptions& opt, const SimOptions& sim = {}) {
+  DdpPrediction out;
+  out.topology = ddp_topology(dest, opt);
+  out.plan = comm::ddp_plan(t, opt.caps);
+  if (out.plan.already_ddp)
+    throw make_error(t.source, t.step_name, "the trace is already one rank of a DDP step: give a one-GPU trace to predict DDP from");
+  out.single = simulate(t, program, kernel_us, sim);
+  const DdpStep s = ddp_step(t, program, out.plan, dest, out.topology, host_scale, opt);
+  out.step = out.topology.ranks <= 1 ? out.single : simulate_shared(s.trace, s.program, ddp_durations(kernel_us, s), sim);
+  out.bucket_allreduce_us = s.bucket_allreduce_us;
+  out.assumptions = s.program.assumptions;
+  if (out.topology.nodes() > 1 || out.topology.ranks > 4)
+    out.assumptions.push_back("extrapolated: the collective model was validated on 2 and 4 GPUs of one NVLink node only");
+  return out;
+}
+
+}  // namespace habitat::sim
