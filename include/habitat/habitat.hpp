@@ -1,5 +1,7 @@
 #pragma once
 // Umbrella header: everything a profiler needs to predict a trace on other GPUs.
+#include "habitat/comm/allreduce.hpp"
+#include "habitat/comm/ddp_plan.hpp"
 #include "habitat/concepts.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/device/device.hpp"
@@ -23,6 +25,7 @@
 #include "habitat/predict/waves.hpp"
 #include "habitat/report/evaluate.hpp"
 #include "habitat/sim/compose.hpp"
+#include "habitat/sim/ddp.hpp"
 #include "habitat/sim/host_profile.hpp"
 #include "habitat/sim/simulator.hpp"
 #include "habitat/sim/step_program.hpp"

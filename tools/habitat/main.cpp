@@ -20,6 +20,7 @@
 #include "habitat/kineto/reader.hpp"
 #include "habitat/report/writers.hpp"
 #include "habitat/sim/compose.hpp"
+#include "habitat/sim/ddp.hpp"
 #include "metrics_cmd.hpp"
 #include "mlp_cmd.hpp"
 #include "predict_ops_cmd.hpp"
@@ -223,6 +224,23 @@ int run_host_profile(const char* self, const std::vector<std::string>& args) {
                    "fixtures/record/profiler_cost.py measures the same from Python");
 }
 
+// --interconnect: a link type of the GPU's catalog entry, or a bandwidth.
+double intra_link(const Device& d, const std::string& v) {
+  if (v == "nvlink" || v == "NVLink") {
+    if (!(d.interconnect.nvlink_gbps > 0)) throw make_error(d.name, "--interconnect", "the catalog gives this GPU no NVLink");
+    return d.interconnect.nvlink_gbps;
+  }
+  if (v == "pcie" || v == "PCIe") {
+    if (!(d.interconnect.pcie_gbps > 0)) throw make_error(d.name, "--interconnect", "the catalog gives this GPU no PCIe bandwidth");
+    return d.interconnect.pcie_gbps;
+  }
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(x > 0 && x < 1e5))
+    throw make_error(v, "--interconnect", "must be nvlink, pcie or a bandwidth in GB/s per direction (0 < x < 100000)");
+  return x;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,6 +268,17 @@ int main(int argc, char** argv) {
                       "else the recording host)");
   predict->add_option("--origin-host", host_args.recorded_on,
                       "host the trace was recorded on: a host profile file or a known name (default: the origin GPU's reference host)");
+  sim::DdpOptions ddp;
+  std::string interconnect;
+  double bucket_mb = 25;
+  predict->add_option("--world-size", ddp.world_size, "GPUs of DistributedDataParallel training, per-GPU batch unchanged (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  predict->add_option("--gpus-per-node", ddp.gpus_per_node, "GPUs per node (default: the destination's typical node, see `habitat devices`)")
+      ->check(CLI::Range(1, 1024));
+  predict->add_option("--bucket-mb", bucket_mb, "DDP's bucket_cap_mb (default 25)")->check(CLI::Range(0.001, 1e6));
+  predict->add_option("--interconnect", interconnect, "link between GPUs of a node: nvlink, pcie, or GB/s per direction (default: the catalog's)");
+  predict->add_option("--network-gbps", ddp.network_gbps, "network between nodes, GB/s per GPU and direction (default: the catalog's)")
+      ->check(CLI::Range(1e-3, 1e5));
   predict->add_option("--breakdown", breakdown, "operations shown per device in the table (default: 8 for up to 3 devices, else 0)");
   add_common(*predict, c);
   add_model(*predict, c);
@@ -336,6 +365,9 @@ int main(int argc, char** argv) {
         else
           add(&cat.at(name));
       }
+      ddp.caps.cap_bytes = bucket_mb * 1024 * 1024;
+      if (ddp.world_size > 1 && comm::ddp_plan(t, ddp.caps).already_ddp)
+        throw make_error(trace_path, "--world-size", "the trace is already one rank of a DDP step: give the one-GPU trace of the same step");
       auto preds = predict_all(t, kernel_work(t), origin, dests, c);
       // The timeline: each destination's host replays the step with its predicted kernel times.
       const auto hosts = sim::HostRegistry::builtin();
@@ -354,7 +386,13 @@ int main(int argc, char** argv) {
         note(hm.assumptions);
         auto it = programs.find(hm.runs_on);
         if (it == programs.end()) it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
-        sim::compose(preds[i], t, it->second, *dests[i], batch);
+        if (ddp.world_size > 1) {
+          sim::DdpOptions o = ddp;
+          if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
+          note(sim::compose_ddp(preds[i], t, it->second, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, batch));
+        } else {
+          sim::compose(preds[i], t, it->second, *dests[i], batch);
+        }
         preds[i].host = hm.runs_on;
       }
       for (const auto& n : notes) std::cerr << "habitat: warning: " << n << "\n";

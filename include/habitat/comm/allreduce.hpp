@@ -130,4 +130,24 @@ inline constexpr double network_efficiency = 0.9;
   return allreduce(bytes, topology(d, ranks, ranks), m);
 }
 
+// A recorded collective (an NCCL kernel of a DDP rank's trace) on the destination, its ranks placed on the
+// destination's typical nodes. All-gather and reduce-scatter move half an all-reduce's bus bytes for the
+// same buffer (`bytes`: the input per rank, as the profiler records it). nullopt: a collective the model
+// does not know, or a GPU without link figures; the kernel is then scaled like any other.
+[[nodiscard]] inline std::optional<double> collective_us(std::string_view name, double bytes, int ranks, const Device& d) {
+  if (ranks < 1 || !(bytes >= 0) || !std::isfinite(bytes)) return std::nullopt;
+  Topology t;
+  try {
+    t = topology(d, ranks);
+  } catch (const habitat::error&) {
+    return std::nullopt;
+  }
+  if (name == "allreduce" || name == "all_reduce") return allreduce(bytes, t).us;
+  if (name == "broadcast") return broadcast_us(bytes, t);
+  if (name == "allgather" || name == "all_gather" || name == "_allgather_base" || name == "all_gather_into_tensor_coalesced")
+    return allreduce(bytes * ranks / 2, t).us;
+  if (name == "reduce_scatter" || name == "_reduce_scatter_base" || name == "reduce_scatter_tensor_coalesced") return allreduce(bytes / 2, t).us;
+  return std::nullopt;
+}
+
 }  // namespace habitat::comm

@@ -15,7 +15,8 @@ struct ProfilerDtype {
   double bytes;
 };
 
-inline constexpr std::array<ProfilerDtype, 20> profiler_dtypes{{
+// ATen's scalar type names (c10::ScalarType), as torch.profiler writes them on collectives, follow.
+inline constexpr std::array<ProfilerDtype, 30> profiler_dtypes{{
     {"float", 4},
     {"double", 8},
     {"c10::Half", 2},
@@ -36,6 +37,16 @@ inline constexpr std::array<ProfilerDtype, 20> profiler_dtypes{{
     {"c10::complex<c10::Half>", 4},
     {"c10::complex<float>", 8},
     {"c10::complex<double>", 16},
+    {"Float", 4},
+    {"Double", 8},
+    {"Half", 2},
+    {"BFloat16", 2},
+    {"Long", 8},
+    {"Int", 4},
+    {"Short", 2},
+    {"Char", 1},
+    {"Byte", 1},
+    {"Bool", 1},
 }};
 
 // Bytes per element of a profiler dtype name; unknown names (including "" for non-tensors) count as 4.

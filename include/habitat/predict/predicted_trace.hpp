@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "habitat/comm/allreduce.hpp"
 #include "habitat/concepts.hpp"
 #include "habitat/predict/kernel_work.hpp"
 #include "habitat/predict/roofline_scaling.hpp"
@@ -23,8 +24,21 @@ struct BreakdownRow {
   int kernels = 0;
 };
 
+// Data-parallel training on several GPUs (sim/ddp.hpp): one rank's step is the step.
+struct DataParallel {
+  int world_size = 1, gpus_per_node = 1, nodes = 1;
+  std::string link;              // between GPUs of a node: NVLink, PCIe, or given
+  double single_gpu_us = 0;      // the same step on one GPU, no DDP
+  double comm_us = 0;            // collectives per step
+  double exposed_comm_us = 0;    // the part no compute overlaps
+  int buckets = 0;
+  double gradient_bytes = 0;
+  [[nodiscard]] double scaling_efficiency(double step_us) const { return step_us > 0 ? single_gpu_us / step_us : 0; }
+};
+
 struct PredictedTrace {
   std::string device;
+  std::optional<DataParallel> data_parallel;  // set when predicted for several GPUs
   double origin_gpu_active_us = 0;
   double gpu_active_us = 0;  // sum of the predicted GPU work
   double iteration_us = 0;   // the simulated step (sim::compose); 0 until composed
@@ -119,7 +133,9 @@ template <class Predictor>
   std::map<int, std::string> labels;
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
-    const KernelPrediction kp = guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
+    std::optional<double> coll;
+    if (k.collective) coll = comm::collective_us(k.collective->name, k.collective->bytes, k.collective->ranks, dest);
+    const KernelPrediction kp = coll ? KernelPrediction{*coll, Method::collective} : guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
     out.gpu_active_us += kp.duration_us;
     auto [it, fresh] = labels.try_emplace(k.op);

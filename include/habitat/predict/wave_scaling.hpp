@@ -22,6 +22,7 @@ enum class Method {
   roofline_operation,
   unrecorded_launch,
   tile_model,
+  collective,
 };
 
 [[nodiscard]] constexpr const char* to_string(Method m) {
@@ -35,14 +36,15 @@ enum class Method {
     case Method::roofline_operation: return "roofline scaling of the operation (launch does not fit destination)";
     case Method::unrecorded_launch: return "throughput scaling (CUDA graph kernel: work unknown)";
     case Method::tile_model: return "GEMM tile model (kernel-varying op)";
+    case Method::collective: return "collective model (NCCL kernel: message size, ranks, links)";
   }
   return "?";
 }
 
 inline constexpr Method all_methods[] = {Method::wave_scaling,     Method::wave_scaling_sm_ratio, Method::bandwidth_scaling,
                                          Method::host_transfer,    Method::mlp_ratio,             Method::roofline_scaling,
-                                         Method::roofline_operation, Method::unrecorded_launch, Method::tile_model};
-static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::tile_model) + 1, "list every Method (tile_model is the last)");
+                                         Method::roofline_operation, Method::unrecorded_launch, Method::tile_model, Method::collective};
+static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::collective) + 1, "list every Method (collective is the last)");
 
 // A word or two for tables ("roofline 81%, tile 19%").
 [[nodiscard]] constexpr const char* short_name(Method m) {
@@ -56,6 +58,7 @@ static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::tile_mo
     case Method::roofline_operation: return "roofline-op";
     case Method::unrecorded_launch: return "graph";
     case Method::tile_model: return "tile";
+    case Method::collective: return "collective";
   }
   return "?";
 }

@@ -58,6 +58,31 @@ struct OriginSummary {
           {"critical_path", std::move(path)}};
 }
 
+// DDP on several GPUs: the step (the iteration), what one GPU would take, communication and scaling.
+[[nodiscard]] inline boost::json::object data_parallel_json(const DataParallel& d, double step_us) {
+  return {{"world_size", d.world_size},
+          {"gpus_per_node", d.gpus_per_node},
+          {"nodes", d.nodes},
+          {"link", d.link},
+          {"step_ms", step_us / 1e3},
+          {"single_gpu_ms", d.single_gpu_us / 1e3},
+          {"compute_ms", (step_us - d.exposed_comm_us) / 1e3},
+          {"communication_ms", d.comm_us / 1e3},
+          {"exposed_communication_ms", d.exposed_comm_us / 1e3},
+          {"scaling_efficiency", d.scaling_efficiency(step_us)},
+          {"buckets", d.buckets},
+          {"gradient_mb", d.gradient_bytes / 1e6}};
+}
+
+// One line on the DDP step for the table.
+[[nodiscard]] inline std::string data_parallel_line(const DataParallel& d, double step_us) {
+  return "DDP on " + std::to_string(d.world_size) + " GPUs (" + std::to_string(d.nodes) + " node" + (d.nodes > 1 ? "s" : "") + " of " +
+         std::to_string(d.gpus_per_node) + ", " + d.link + "): step " + fmt("%.3f", step_us / 1e3) + " ms against " +
+         fmt("%.3f", d.single_gpu_us / 1e3) + " ms on one GPU; all-reduce " + fmt("%.3f", d.comm_us / 1e3) + " ms, exposed " +
+         fmt("%.3f", d.exposed_comm_us / 1e3) + " ms; scaling efficiency " + fmt("%.1f", 100 * d.scaling_efficiency(step_us)) + "% (" +
+         std::to_string(d.buckets) + " buckets, " + fmt("%.1f", d.gradient_bytes / 1e6) + " MB of gradients)";
+}
+
 inline void write_json(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
   boost::json::array preds;
   for (const auto& p : ps)
@@ -66,6 +91,7 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
                      {"gpu_active_ms", p.gpu_active_us / 1e3},
                      {"host", p.host},
                      {"timeline", p.timeline ? boost::json::value(timeline_json(*p.timeline)) : boost::json::value(nullptr)},
+                     {"data_parallel", p.data_parallel ? boost::json::value(data_parallel_json(*p.data_parallel, p.iteration_us)) : boost::json::value(nullptr)},
                      {"throughput", opt_json(p.throughput)},
                      {"cost_normalized_throughput", opt_json(p.cost_normalized_throughput)},
                      {"breakdown", breakdown_json(p)},
@@ -86,14 +112,21 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
 }
 
 inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
-  os << "device,iteration_ms,gpu_active_ms,gpu_busy_ms,bound,throughput,cost_normalized_throughput\n";
+  os << "device,iteration_ms,gpu_active_ms,gpu_busy_ms,bound,throughput,cost_normalized_throughput,world_size,single_gpu_ms,exposed_communication_ms,"
+        "scaling_efficiency\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt("%.6g", *v) : std::string(); };
   auto busy = [](const std::optional<sim::Timeline>& tl) { return tl ? fmt("%.6g", tl->gpu_busy_us / 1e3) + "," + tl->verdict() : std::string(","); };
   os << '"' << o.device << "\"," << fmt("%.6g", o.iteration_us / 1e3) << ',' << fmt("%.6g", o.gpu_active_us / 1e3) << ','
-     << busy(o.simulated ? std::optional<sim::Timeline>(o.simulated->timeline) : std::nullopt) << ",,\n";
-  for (const auto& p : ps)
+     << busy(o.simulated ? std::optional<sim::Timeline>(o.simulated->timeline) : std::nullopt) << ",,,1,,,\n";
+  for (const auto& p : ps) {
     os << '"' << p.device << "\"," << fmt("%.6g", p.iteration_us / 1e3) << ',' << fmt("%.6g", p.gpu_active_us / 1e3) << ',' << busy(p.timeline)
-       << ',' << opt(p.throughput) << ',' << opt(p.cost_normalized_throughput) << "\n";
+       << ',' << opt(p.throughput) << ',' << opt(p.cost_normalized_throughput) << ',';
+    if (const auto& d = p.data_parallel)
+      os << d->world_size << ',' << fmt("%.6g", d->single_gpu_us / 1e3) << ',' << fmt("%.6g", d->exposed_comm_us / 1e3) << ','
+         << fmt("%.4g", d->scaling_efficiency(p.iteration_us)) << "\n";
+    else
+      os << "1,,,\n";
+  }
 }
 
 inline void write_table(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, std::size_t breakdown_rows) {
@@ -118,6 +151,10 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
                   p.cost_normalized_throughput ? fmt("%.0f", *p.cost_normalized_throughput).c_str() : "-");
     os << line << p.method_summary() << (p.model_declined_ops ? "; models declined " + std::to_string(p.model_declined_ops) + " ops" : "") << "\n";
   }
+  for (const auto& p : ps)
+    if (p.data_parallel) os << "  " << p.device << ": " << data_parallel_line(*p.data_parallel, p.iteration_us) << "\n";
+  if (!ps.empty() && ps.front().data_parallel)
+    os << "  (iteration: one DDP step, every GPU; samples/s and samples/$ count all " << ps.front().data_parallel->world_size << " GPUs)\n";
   if (breakdown_rows == 0) return;
   for (const auto& p : ps) {
     os << "\n" << p.device << ": top operations (origin ms -> predicted ms)\n";

@@ -19,6 +19,7 @@
 #include "habitat/comm/allreduce.hpp"
 #include "habitat/comm/ddp_plan.hpp"
 #include "habitat/predict/roofline.hpp"
+#include "habitat/sim/compose.hpp"
 #include "habitat/sim/host_profile.hpp"
 #include "habitat/sim/simulator.hpp"
 
@@ -208,9 +209,6 @@ struct DdpStep {
     if (i < static_cast<int>(p.items.size())) merged.push_back(p.items[i]);
   }
   pp.items = std::move(merged);
-  pp.assumptions.push_back("DDP on " + std::to_string(topo.ranks) + " GPUs (" + std::to_string(topo.nodes()) + " node" +
-                           (topo.nodes() > 1 ? "s" : "") + ", " + topo.intra_kind + " inside a node): " +
-                           std::to_string(plan.buckets.size()) + " buckets from " + std::to_string(plan.gradients.size()) + " gradients");
   return out;
 }
 
@@ -286,6 +284,31 @@ struct DdpPrediction {
   if (out.topology.nodes() > 1 || out.topology.ranks > 4)
     out.assumptions.push_back("extrapolated: the collective model was validated on 2 and 4 GPUs of one NVLink node only");
   return out;
+}
+
+// A prediction composed for DDP on several GPUs: the DDP step becomes the iteration, throughput counts
+// every GPU. Returns the assumptions to say.
+inline std::vector<std::string> compose_ddp(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest,
+                                            double host_scale, const DdpOptions& opt, std::optional<int> batch = {}) {
+  std::vector<double> us;
+  us.reserve(p.kernels.size());
+  for (const auto& k : p.kernels) us.push_back(k.duration_us);
+  const DdpPrediction d = predict_ddp(t, program, us, dest, host_scale, opt);
+  p.timeline = d.step;
+  p.iteration_us = d.step.period_us;
+  DataParallel dp;
+  dp.world_size = d.topology.ranks;
+  dp.gpus_per_node = d.topology.gpus_per_node;
+  dp.nodes = d.topology.nodes();
+  dp.link = d.topology.intra_kind;
+  dp.single_gpu_us = d.single.period_us;
+  dp.comm_us = d.step.comm_us;
+  dp.exposed_comm_us = d.step.comm_exposed_us;
+  dp.buckets = static_cast<int>(d.plan.buckets.size());
+  dp.gradient_bytes = d.plan.gradient_bytes();
+  p.data_parallel = dp;
+  set_throughput(p, dest, batch);
+  return d.assumptions;
 }
 
 }  // namespace habitat::sim

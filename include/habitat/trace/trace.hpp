@@ -27,6 +27,13 @@ struct KernelMetrics {
   Precision precision = Precision::fp32;  // of the work that dominates: picks the ridge point
 };
 
+// A collective's kernel (NCCL), as torch.profiler annotates it: which collective, its message, its ranks.
+struct Collective {
+  std::string name;  // "allreduce", "broadcast", "allgather", "reduce_scatter", ...
+  double bytes = 0;
+  int ranks = 0;
+};
+
 struct Kernel {
   std::string name;
   GpuWorkKind kind = GpuWorkKind::kernel;
@@ -42,6 +49,7 @@ struct Kernel {
   int call = -1;               // the host call that launched it (index into Trace::calls), -1 if unknown
   bool in_graph = false;       // launched by a CUDA graph: no framework op of its own, its launch sometimes 1x1
   std::optional<KernelMetrics> metrics;
+  std::optional<Collective> collective;
 
   [[nodiscard]] std::int64_t blocks() const { return grid.count(); }
   [[nodiscard]] std::int64_t threads_per_block() const { return block.count(); }

@@ -16,6 +16,7 @@
 
 #include "habitat/error.hpp"
 #include "habitat/kineto/event_stream.hpp"
+#include "habitat/ops/dtype.hpp"
 #include "habitat/trace/trace.hpp"
 
 namespace habitat::kineto {
@@ -203,6 +204,18 @@ struct Collector {
           // "Memcpy HtoD (Pageable -> Device)" -> "HtoD"
           const auto sp = k.name.find(' ');
           k.copy_kind = sp == std::string::npos ? "" : k.name.substr(sp + 1, k.name.find(' ', sp + 1) - sp - 1);
+        }
+        if (const auto* coll = field(args, {"Collective name"}); coll && coll->is_string()) {
+          // NCCL's kernels: the collective model predicts them from their message and ranks.
+          const auto* nelems = field(args, {"In msg nelems"});
+          const auto* ranks = field(args, {"Group size"});
+          const auto* dtype = field(args, {"dtype"});
+          const auto n = as_whole(nelems, 0, 0x1p60);
+          const auto r = as_whole(ranks, 1, 1 << 20);
+          if (n && r)
+            k.collective = Collective{std::string(coll->get_string()),
+                                      *n * ops::dtype_bytes(dtype && dtype->is_string() ? std::string_view(dtype->get_string()) : "Float"),
+                                      static_cast<int>(*r)};
         }
         if (c == Category::kernel && (k.block.count() <= 0 || !field(args, {"grid"}) || !field(args, {"block"})))
           throw make_error(path, where, "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
