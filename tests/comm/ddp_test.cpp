@@ -54,7 +54,7 @@ TEST_CASE("DDP buckets from a one-GPU trace equal the buckets DDP built", "[comm
   CHECK(checked == 8);
 }
 
-TEST_CASE("a DDP rank's trace is recognised; bucket caps change the buckets", "[comm][ddp]") {
+TEST_CASE("a DDP rank's trace is recognised, and bucket caps change the buckets", "[comm][ddp]") {
   const Trace rank = kineto::read_trace(ddp_dir + "/h200x2/resnet50_fp32_b32.ddp2_rank0.json.gz");
   CHECK(comm::ddp_plan(rank).already_ddp);
   const Trace one = kineto::read_trace(ddp_dir + "/h200x2/resnet50_fp32_b32.n1.json.gz");
