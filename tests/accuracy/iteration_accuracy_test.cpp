@@ -6,19 +6,14 @@
 #include <filesystem>
 
 #include "habitat/report/iteration_study.hpp"
+#include "builtin_data.hpp"
 
 using namespace habitat;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::builtin();
-  return c;
-}
-const sim::HostRegistry& hosts() {
-  static const sim::HostRegistry h = sim::HostRegistry::builtin();
-  return h;
-}
+using test::catalog;
+using test::hosts;
 
 std::string dir(const std::string& set, const std::string& gpu) { return std::string(HABITAT_FIXTURES) + "/" + set + "/" + gpu; }
 

@@ -9,19 +9,14 @@
 #include <sstream>
 
 #include "habitat/report/ddp_study.hpp"
+#include "builtin_data.hpp"
 
 using namespace habitat;
 
 namespace {
 
-const Catalog& catalog() {
-  static const Catalog c = Catalog::builtin();
-  return c;
-}
-const sim::HostRegistry& hosts() {
-  static const sim::HostRegistry h = sim::HostRegistry::builtin();
-  return h;
-}
+using test::catalog;
+using test::hosts;
 const std::string ddp_dir = std::string(HABITAT_FIXTURES) + "/ddp";
 
 boost::json::value manifest(const std::string& machine) {
