@@ -1,0 +1,196 @@
+#pragma once
+// The mixed-precision what-if: an FP32 step as it would run under torch.autocast (BF16 or FP16) on the GPU
+// it was traced on. PyTorch's autocast rules, stated once here: the operations of its lower-precision list
+// (matrix products, convolutions, attention, RNNs) run at the lower precision, on tensor cores; those of its
+// FP32 list (reductions, norms, losses, softmax, pointwise transcendental functions) stay FP32; the rest run
+// in their inputs' type, the lower one where a lower-precision operation produced them. Casts are added: each
+// parameter a lower-precision operation uses is cast to it in the forward pass and its gradient cast back in
+// the backward pass. FP16 adds GradScaler's per-step unscale-and-check over all gradients.
+//
+// The times: a math kernel's by the ratio of its roofline time at the new precision (tensor-core peak, half
+// the bytes) to the recorded precision's; a memory-bound kernel that moves lower-precision data by half its
+// bytes; both above the fixed part of kernel_resize.hpp. Cast kernels are folded into the kernel they feed
+// (they run just before it, on its stream) and their host calls into its launch.
+#include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "habitat/predict/kernel_work.hpp"
+#include "habitat/predict/roofline.hpp"
+#include "habitat/whatif/batch.hpp"
+
+namespace habitat::whatif {
+
+// autocast's CUDA lower-precision list (torch/csrc/autograd/autocast / aten/src/ATen/autocast_mode.cpp,
+// PyTorch 2.x), by ATen name; the RNN entries cover cuDNN's fused LSTM/GRU, which autocast runs in the
+// lower precision through its RNN cell ops.
+inline constexpr std::array<std::string_view, 24> autocast_lower{
+    "aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d",
+    "aten::convolution", "aten::_convolution", "aten::prelu", "aten::addmm", "aten::addmv", "aten::addr", "aten::matmul",
+    "aten::einsum", "aten::mm", "aten::mv", "aten::linear", "aten::addbmm", "aten::baddbmm", "aten::bmm",
+    "aten::scaled_dot_product_attention", "aten::lstm", "aten::gru", "aten::_cudnn_rnn"};
+
+// autocast's FP32 list (the same source), the entries that appear in training steps.
+inline constexpr std::array<std::string_view, 33> autocast_fp32{
+    "aten::acos", "aten::asin", "aten::cosh", "aten::erfinv", "aten::exp", "aten::expm1", "aten::log", "aten::log10",
+    "aten::log2", "aten::log1p", "aten::reciprocal", "aten::rsqrt", "aten::sinh", "aten::tan", "aten::pow", "aten::softplus",
+    "aten::layer_norm", "aten::group_norm", "aten::norm", "aten::nll_loss", "aten::mse_loss", "aten::l1_loss",
+    "aten::smooth_l1_loss", "aten::binary_cross_entropy_with_logits", "aten::cross_entropy_loss", "aten::kl_div",
+    "aten::sum", "aten::prod", "aten::cumsum", "aten::softmax", "aten::log_softmax", "aten::logsumexp", "aten::cdist"};
+
+// The shortest cast kernel (a small parameter's): the ToCopyBackward0 kernels of the autocast traces.
+inline constexpr double cast_kernel_min_us = 2;
+
+// The part of a kernel's time a change of precision leaves: smaller than a change of size leaves
+// (kernel_resize.hpp), since the launch and the grid stay. On the 9 autocast pairs of fixtures/whatif, 1.5 us
+// gave a mean GPU-time error of 8.8% (H100) and 11.2% (H200), 5 us 12.9% and 14.8%.
+inline constexpr double autocast_fixed_us = 1.5;
+
+enum class Autocast { lower, fp32, promote };
+
+[[nodiscard]] inline bool in_list(std::string_view name, auto const& list) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// The class of a framework operation, found at the outermost operation autocast sees (the one a user's
+// code called); backward operations take their forward's.
+[[nodiscard]] inline Autocast autocast_class(const Trace& t, int op) {
+  op = top_level_op(t, op);
+  if (op < 0) return Autocast::promote;
+  const Operation* o = &t.ops[static_cast<std::size_t>(op)];
+  if (o->backward && o->forward >= 0) o = &t.ops[static_cast<std::size_t>(o->forward)];
+  // The forward op a backward op maps to may itself sit inside a wrapper; look at it and its children's
+  // names through the label: the first listed name in the subtree wins.
+  const int root = static_cast<int>(o - t.ops.data());
+  for (std::size_t i = static_cast<std::size_t>(root); i < t.ops.size(); ++i) {
+    if (i != static_cast<std::size_t>(root) && top_level_op(t, static_cast<int>(i)) != top_level_op(t, root)) break;
+    if (in_list(t.ops[i].name, autocast_lower)) return Autocast::lower;
+    if (in_list(t.ops[i].name, autocast_fp32)) return Autocast::fp32;
+  }
+  return Autocast::promote;
+}
+
+// Kernels that do not follow the rule above, measured on the FP32/autocast pairs of fixtures/whatif (H100 and
+// H200, torch 2.11, cuDNN 9.19; medians over ResNet-50, MobileNetV2 and DCGAN):
+//  - batch normalization under BF16 leaves cuDNN for ATen's native kernels: forward 1.55-2.3x, backward
+//    1.03-1.23x the FP32 time; under FP16 cuDNN keeps it, at 0.83x forward and 0.68x backward;
+//  - grouped (depthwise) convolutions run on CUDA cores at either precision: 0.93x (MobileNetV2).
+struct MeasuredFactor {
+  double bf16_forward, bf16_backward, fp16_forward, fp16_backward;
+};
+inline constexpr MeasuredFactor batch_norm_factor{1.65, 1.1, 0.83, 0.68};
+inline constexpr MeasuredFactor grouped_conv_factor{0.93, 0.93, 0.93, 0.93};
+
+[[nodiscard]] inline double factor(const MeasuredFactor& f, Precision p, bool backward) {
+  return p == Precision::fp16 ? (backward ? f.fp16_backward : f.fp16_forward) : (backward ? f.bf16_backward : f.bf16_forward);
+}
+
+struct PrecisionOptions {
+  Precision to = Precision::bf16;
+  double cast_host_us = 6;  // host time of one cast (aten::to -> _to_copy -> copy_), un-profiled
+};
+
+namespace detail {
+// Operations that belong to the optimizer or to gradient accumulation: FP32 parameters and states.
+[[nodiscard]] inline bool parameter_side(const Trace& t, int op) {
+  for (int o = op; o >= 0; o = t.ops[static_cast<std::size_t>(o)].parent) {
+    const std::string& n = t.ops[static_cast<std::size_t>(o)].name;
+    if (n.starts_with("Optimizer.") || n.find("AccumulateGrad") != std::string::npos || n.starts_with("aten::_foreach") ||
+        n.find("zero_grad") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+// The measured exception a kernel's operation falls under, if any.
+[[nodiscard]] inline const MeasuredFactor* exception(const Trace& t, int op) {
+  for (int o = op; o >= 0; o = t.ops[static_cast<std::size_t>(o)].parent) {
+    const Operation& x = t.ops[static_cast<std::size_t>(o)];
+    if (x.name.find("batch_norm") != std::string::npos || x.name.find("BatchNorm") != std::string::npos) return &batch_norm_factor;
+    if (const auto* sig = ops::aten::find_signature(x.name)) {
+      const auto ca = x.name.find("conv") != std::string::npos && sig->find("weight") ? std::optional(ops::aten::conv_args(*sig)) : std::nullopt;
+      if (ca && ca->groups && cost::at_or(cost::ints(x, *ca->groups), 0, 1) != 1) return &grouped_conv_factor;
+    }
+  }
+  return nullptr;
+}
+}  // namespace detail
+
+[[nodiscard]] inline Transformed autocast(const Trace& t, const Device& origin, const PrecisionOptions& opt) {
+  Transformed out{t, {}, 0, 0, std::vector<double>(t.kernels.size(), 0)};
+  const auto work = kernel_work(t);
+  const auto params = parameter_shapes(t);
+  const char* elem = opt.to == Precision::fp16 ? "c10::Half" : "c10::BFloat16";
+  const double elem_bytes = 2;
+  std::vector<int> classes(t.ops.size(), -1);
+  auto cls = [&](int op) {
+    if (op < 0) return Autocast::promote;
+    auto& c = classes[static_cast<std::size_t>(op)];
+    if (c < 0) c = static_cast<int>(autocast_class(t, op));
+    return static_cast<Autocast>(c);
+  };
+  // Casts: per lower-precision forward op, its parameters (weights, biases) once forward and once backward.
+  std::vector<char> first_kernel_of_op(t.ops.size(), 1);
+  int casts = 0;
+  double cast_bytes = 0;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const Kernel& k = t.kernels[i];
+    Kernel& nk = out.trace.kernels[i];
+    if (k.collective || k.op < 0 || detail::parameter_side(t, k.op)) continue;
+    const Autocast c = cls(k.op);
+    if (c == Autocast::fp32) continue;
+    const bool math = habitat::detail::is_math_kernel(k.name);
+    double ratio = 0.5;  // lower-precision data: half the bytes
+    const bool backward = top_level_op(t, k.op) >= 0 && t.ops[static_cast<std::size_t>(top_level_op(t, k.op))].backward;
+    if (const MeasuredFactor* f = detail::exception(t, k.op)) {
+      ratio = factor(*f, opt.to, backward);
+    } else if (math && c == Autocast::lower) {
+      const KernelWork& w = work[i];
+      const double before = roofline_sustained(w.flops, w.bytes, w.precision, origin).bound_us();
+      const double after = roofline_sustained(w.flops, w.bytes * elem_bytes / 4, opt.to, origin).bound_us();
+      ratio = before > 0 && after > 0 ? after / before : 0.5;
+    } else if (math) {
+      continue;  // a math kernel outside autocast's list keeps its precision
+    }
+    nk.duration_us = rescaled_us(k.duration_us, ratio, autocast_fixed_us);
+    if (k.kind != GpuWorkKind::kernel) nk.bytes = k.bytes * ratio;
+    ++out.kernels_changed;
+    // The casts of this op's parameters, before its first kernel.
+    const int top = top_level_op(t, k.op);
+    if (c == Autocast::lower && top >= 0 && first_kernel_of_op[static_cast<std::size_t>(top)]) {
+      first_kernel_of_op[static_cast<std::size_t>(top)] = 0;
+      const Operation& o = t.ops[static_cast<std::size_t>(top)].backward && t.ops[static_cast<std::size_t>(top)].forward >= 0
+                               ? t.ops[static_cast<std::size_t>(t.ops[static_cast<std::size_t>(top)].forward)]
+                               : t.ops[static_cast<std::size_t>(top)];
+      for (const auto& a : o.inputs)
+        if (params.count(a.shape)) {
+          const double bytes = numel(a.shape) * (4 + elem_bytes);
+          nk.duration_us += std::max(cast_kernel_min_us, bytes / (origin.sustained_bandwidth_gbps() * 1e3));
+          out.extra_host_us[i] += opt.cast_host_us;
+          ++casts;
+          cast_bytes += bytes;
+        }
+    }
+    for (auto& a : out.trace.ops[static_cast<std::size_t>(k.op)].inputs)
+      if (a.dtype == "float" && !params.count(a.shape)) a.dtype = elem;
+  }
+  out.notes.push_back(std::to_string(casts) + " parameter casts added (" + report_mb(cast_bytes) + ")");
+  // FP16: GradScaler unscales and checks every gradient once per step (one multi-tensor pass over FP32
+  // gradients, reading them and writing them), before the optimizer.
+  if (opt.to == Precision::fp16) {
+    double grad_bytes = 0;
+    for (const auto& op : t.ops)
+      if (op.name == "torch::autograd::AccumulateGrad" && !op.inputs.empty()) grad_bytes += numel(op.inputs.front().shape) * 4;
+    for (std::size_t i = 0; i < t.kernels.size(); ++i)
+      if (t.kernels[i].op >= 0 && detail::parameter_side(t, t.kernels[i].op) && t.kernels[i].name.find("multi_tensor_apply") != std::string::npos) {
+        out.trace.kernels[i].duration_us += 2 * cast_kernel_min_us + 2 * grad_bytes / (origin.sustained_bandwidth_gbps() * 1e3);
+        out.extra_host_us[i] += 4 * opt.cast_host_us;  // scale, unscale_, update: a few small host ops
+        out.notes.push_back("GradScaler's unscale and inf check over " + report_mb(grad_bytes) + " of gradients");
+        break;
+      }
+  }
+  return out;
+}
+
+}  // namespace habitat::whatif
