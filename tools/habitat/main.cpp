@@ -21,6 +21,7 @@
 #include "habitat/report/writers.hpp"
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/ddp.hpp"
+#include "habitat/whatif/whatif.hpp"
 #include "metrics_cmd.hpp"
 #include "mlp_cmd.hpp"
 #include "predict_ops_cmd.hpp"
@@ -117,10 +118,15 @@ std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<Kernel
   return out;
 }
 
-void add_common(CLI::App& app, Common& c) {
+void add_common(CLI::App& app, Common& c, bool html = false) {
   app.add_option("--devices", c.device_files, "JSON file of GPUs to add or override (habitat.devices/1); repeatable")->check(CLI::ExistingFile);
-  app.add_option("--format", c.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  if (html)
+    app.add_option("--format", c.format, "table, json, csv or html (one self-contained page with charts)")
+        ->check(CLI::IsMember({"table", "json", "csv", "html"}));
+  else
+    app.add_option("--format", c.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
 }
+
 
 void add_model(CLI::App& app, Common& c) {
   app.add_option("--step", c.step, "ProfilerStep number to use (default: the last one with GPU work)");
@@ -280,7 +286,11 @@ int main(int argc, char** argv) {
   predict->add_option("--network-gbps", ddp.network_gbps, "network between nodes, GB/s per GPU and direction (default: the catalog's)")
       ->check(CLI::Range(1e-3, 1e5));
   predict->add_option("--breakdown", breakdown, "operations shown per device in the table (default: 8 for up to 3 devices, else 0)");
-  add_common(*predict, c);
+  std::vector<std::string> what_if_args;
+  predict->add_option("--what-if", what_if_args,
+                      "also predict the step transformed: batch=N (needs --batch, the trace's own), precision=bf16|fp16 (autocast from "
+                      "an FP32 trace); repeatable, applied together");
+  add_common(*predict, c, true);
   add_model(*predict, c);
 
   auto* evaluate = app.add_subcommand("evaluate", "predict DEST_TRACE's GPU from ORIGIN_TRACE and report the error");
@@ -381,24 +391,46 @@ int main(int argc, char** argv) {
       report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
       o.iteration_us = o.simulated->timeline.period_us;
       std::map<std::string, sim::StepProgram> programs;  // by destination host
-      for (std::size_t i = 0; i < preds.size(); ++i) {
-        const sim::HostModel hm = sim::host_model(hosts, origin, *dests[i], host_args);
-        note(hm.assumptions);
-        auto it = programs.find(hm.runs_on);
-        if (it == programs.end()) it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
-        if (ddp.world_size > 1) {
-          sim::DdpOptions o = ddp;
-          if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
-          note(sim::compose_ddp(preds[i], t, it->second, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, batch));
-        } else {
-          sim::compose(preds[i], t, it->second, *dests[i], batch);
+      // The simulated step of each destination: its host replays the program with the predicted kernel times.
+      auto compose_all = [&](std::vector<PredictedTrace>& ps, const Trace& tt, const std::vector<double>& extra_host, std::optional<int> b) {
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+          const sim::HostModel hm = sim::host_model(hosts, origin, *dests[i], host_args);
+          note(hm.assumptions);
+          auto it = programs.find(hm.runs_on);
+          if (it == programs.end()) it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
+          const sim::StepProgram program = extra_host.empty() ? it->second : whatif::with_added_host(it->second, extra_host);
+          if (ddp.world_size > 1) {
+            sim::DdpOptions o = ddp;
+            if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
+            note(sim::compose_ddp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
+          } else {
+            sim::compose(ps[i], tt, program, *dests[i], b);
+          }
+          ps[i].host = hm.runs_on;
         }
-        preds[i].host = hm.runs_on;
+      };
+      compose_all(preds, t, {}, batch);
+      std::optional<report::WhatIfSummary> what_if;
+      if (!what_if_args.empty()) {
+        const whatif::Spec spec = whatif::parse_spec(what_if_args);
+        if (!c.quiet) std::cerr << "habitat: what if " << spec.label() << " ...\n";
+        auto applied = whatif::apply(t, origin, spec, batch ? std::optional<std::int64_t>(*batch) : std::nullopt);
+        const Trace& tt = applied.step.trace;
+        report::WhatIfSummary w{spec.label(), applied.step.notes, {}, {}, predict_all(tt, kernel_work(tt), origin, dests, c), {}};
+        if (batch) {
+          w.memory = applied.memory;
+          w.batch = spec.batch.value_or(*batch);
+        }
+        compose_all(w.predictions, tt, applied.step.extra_host_us, w.batch ? std::optional<int>(static_cast<int>(*w.batch)) : std::nullopt);
+        for (const Device* d : dests)
+          w.fits.push_back(!w.memory || w.memory->total_bytes() <= whatif::usable_memory_share * d->memory_gib * 1073741824.0);
+        what_if = std::move(w);
       }
       for (const auto& n : notes) std::cerr << "habitat: warning: " << n << "\n";
-      if (c.format == "json") report::write_json(std::cout, o, preds);
-      else if (c.format == "csv") report::write_csv(std::cout, o, preds);
-      else report::write_table(std::cout, o, preds, breakdown.value_or(preds.size() <= 3 ? 8 : 0));
+      const report::WhatIfSummary* wi = what_if ? &*what_if : nullptr;
+      if (c.format == "json") report::write_json(std::cout, o, preds, wi);
+      else if (c.format == "csv") report::write_csv(std::cout, o, preds, wi);
+      else report::write_table(std::cout, o, preds, breakdown.value_or(preds.size() <= 3 ? 8 : 0), wi);
       return 0;
     }
     if (*evaluate) {

@@ -11,6 +11,7 @@
 
 #include "habitat/report/evaluate.hpp"
 #include "habitat/report/gamma_study.hpp"
+#include "habitat/report/whatif_summary.hpp"
 #include "habitat/sim/compose.hpp"
 
 namespace habitat::report {
@@ -83,10 +84,9 @@ struct OriginSummary {
          std::to_string(d.buckets) + " buckets, " + fmt("%.1f", d.gradient_bytes / 1e6) + " MB of gradients)";
 }
 
-inline void write_json(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
-  boost::json::array preds;
-  for (const auto& p : ps)
-    preds.push_back({{"device", p.device},
+// One destination's prediction as JSON (the as-traced ones and a what-if's share it).
+[[nodiscard]] inline boost::json::object prediction_json(const PredictedTrace& p) {
+  return boost::json::object({{"device", p.device},
                      {"iteration_ms", p.iteration_us / 1e3},
                      {"gpu_active_ms", p.gpu_active_us / 1e3},
                      {"host", p.host},
@@ -100,6 +100,33 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
                                 {"kernels_replaced_non_finite", p.replaced_kernels},
                                 {"model_declined_ops", p.model_declined_ops},
                                 {"model_declined_reason", p.model_declined_reason}}}});
+}
+
+// The what-if beside the as-traced predictions: what changed, the estimated memory, and per destination
+// the same prediction object plus whether the step fits.
+[[nodiscard]] inline boost::json::object what_if_json(const WhatIfSummary& w) {
+  boost::json::array preds;
+  for (std::size_t i = 0; i < w.predictions.size(); ++i) {
+    auto p = prediction_json(w.predictions[i]);
+    p["fits_in_memory"] = i < w.fits.size() ? bool(w.fits[i]) : true;
+    preds.push_back(std::move(p));
+  }
+  boost::json::object memory;
+  if (w.memory)
+    memory = {{"parameter_gib", w.memory->parameter_bytes / 1073741824.0}, {"activation_gib", w.memory->activation_bytes / 1073741824.0},
+              {"total_gib", w.memory->total_bytes() / 1073741824.0}};
+  boost::json::array notes;
+  for (const auto& n : w.notes) notes.push_back(boost::json::string(n));
+  return {{"changes", w.label},
+          {"batch", w.batch ? boost::json::value(*w.batch) : boost::json::value(nullptr)},
+          {"estimated_memory", w.memory ? boost::json::value(memory) : boost::json::value(nullptr)},
+          {"notes", notes},
+          {"predictions", preds}};
+}
+
+inline void write_json(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, const WhatIfSummary* what_if = nullptr) {
+  boost::json::array preds;
+  for (const auto& p : ps) preds.push_back(prediction_json(p));
   boost::json::object origin{{"device", o.device}, {"iteration_ms", o.iteration_us / 1e3}, {"gpu_active_ms", o.gpu_active_us / 1e3}};
   if (o.simulated) {
     origin["profiled_step_ms"] = o.simulated->profiled_step_us / 1e3;
@@ -108,18 +135,24 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
     origin["timeline"] = timeline_json(o.simulated->timeline);
   }
   boost::json::object root{{"schema", "habitat.prediction/1"}, {"origin", std::move(origin)}, {"predictions", std::move(preds)}};
+  if (what_if) root["what_if"] = what_if_json(*what_if);
   os << boost::json::serialize(root) << "\n";
 }
 
-inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps) {
-  os << "device,iteration_ms,gpu_active_ms,gpu_busy_ms,bound,throughput,cost_normalized_throughput,world_size,single_gpu_ms,exposed_communication_ms,"
+inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, const WhatIfSummary* what_if = nullptr) {
+  os << "scenario,device,iteration_ms,gpu_active_ms,gpu_busy_ms,bound,throughput,cost_normalized_throughput,world_size,single_gpu_ms,exposed_communication_ms,"
         "scaling_efficiency\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt("%.6g", *v) : std::string(); };
   auto busy = [](const std::optional<sim::Timeline>& tl) { return tl ? fmt("%.6g", tl->gpu_busy_us / 1e3) + "," + tl->verdict() : std::string(","); };
-  os << '"' << o.device << "\"," << fmt("%.6g", o.iteration_us / 1e3) << ',' << fmt("%.6g", o.gpu_active_us / 1e3) << ','
+  os << "origin,\"" << o.device << "\"," << fmt("%.6g", o.iteration_us / 1e3) << ',' << fmt("%.6g", o.gpu_active_us / 1e3) << ','
      << busy(o.simulated ? std::optional<sim::Timeline>(o.simulated->timeline) : std::nullopt) << ",,,1,,,\n";
-  for (const auto& p : ps) {
-    os << '"' << p.device << "\"," << fmt("%.6g", p.iteration_us / 1e3) << ',' << fmt("%.6g", p.gpu_active_us / 1e3) << ',' << busy(p.timeline)
+  std::vector<std::pair<std::string, const PredictedTrace*>> rows;
+  for (const auto& p : ps) rows.emplace_back("as traced", &p);
+  if (what_if)
+    for (const auto& p : what_if->predictions) rows.emplace_back(what_if->label, &p);
+  for (const auto& [scenario, pp] : rows) {
+    const PredictedTrace& p = *pp;
+    os << '"' << scenario << "\",\"" << p.device << "\"," << fmt("%.6g", p.iteration_us / 1e3) << ',' << fmt("%.6g", p.gpu_active_us / 1e3) << ',' << busy(p.timeline)
        << ',' << opt(p.throughput) << ',' << opt(p.cost_normalized_throughput) << ',';
     if (const auto& d = p.data_parallel)
       os << d->world_size << ',' << fmt("%.6g", d->single_gpu_us / 1e3) << ',' << fmt("%.6g", d->exposed_comm_us / 1e3) << ','
@@ -129,7 +162,33 @@ inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vecto
   }
 }
 
-inline void write_table(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, std::size_t breakdown_rows) {
+// The what-if beside the as-traced prediction, one line per destination.
+inline void write_what_if_table(std::ostream& os, const std::vector<PredictedTrace>& ps, const WhatIfSummary& w) {
+  os << "\nwhat if " << w.label << " (predicted the same way; as traced -> what-if)\n";
+  if (w.memory)
+    os << "  estimated peak memory " << fmt("%.2f", w.memory->total_bytes() / 1073741824.0) << " GiB (parameters, gradients and optimizer "
+       << fmt("%.2f", w.memory->parameter_bytes / 1073741824.0) << ", activations " << fmt("%.2f", w.memory->activation_bytes / 1073741824.0) << ")\n";
+  for (const auto& n : w.notes) os << "  note: " << n << "\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%-24s %22s %8s %22s %11s\n", "device", "iteration ms", "change", "GPU active ms", "samples/s");
+  os << line;
+  for (std::size_t i = 0; i < w.predictions.size() && i < ps.size(); ++i) {
+    const auto& a = ps[i];
+    const auto& b = w.predictions[i];
+    if (i < w.fits.size() && !w.fits[i]) {
+      std::snprintf(line, sizeof line, "%-24s %22s\n", b.device.c_str(), "does not fit in memory");
+      os << line;
+      continue;
+    }
+    const std::string change = a.iteration_us > 0 ? fmt("%+.1f%%", 100 * (b.iteration_us / a.iteration_us - 1)) : "-";
+    std::snprintf(line, sizeof line, "%-24s %10.3f -> %9.3f %8s %10.3f -> %9.3f %11s\n", b.device.c_str(), a.iteration_us / 1e3, b.iteration_us / 1e3,
+                  change.c_str(), a.gpu_active_us / 1e3, b.gpu_active_us / 1e3, b.throughput ? fmt("%.1f", *b.throughput).c_str() : "-");
+    os << line;
+  }
+}
+
+inline void write_table(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, std::size_t breakdown_rows,
+                        const WhatIfSummary* what_if = nullptr) {
   os << "origin " << o.device << ": iteration " << fmt("%.3f", o.iteration_us / 1e3) << " ms, GPU active "
      << fmt("%.3f", o.gpu_active_us / 1e3) << " ms";
   if (o.simulated) {
@@ -155,6 +214,7 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
     if (p.data_parallel) os << "  " << p.device << ": " << data_parallel_line(*p.data_parallel, p.iteration_us) << "\n";
   if (!ps.empty() && ps.front().data_parallel)
     os << "  (iteration: one DDP step, every GPU; samples/s and samples/$ count all " << ps.front().data_parallel->world_size << " GPUs)\n";
+  if (what_if) write_what_if_table(os, ps, *what_if);
   if (breakdown_rows == 0) return;
   for (const auto& p : ps) {
     os << "\n" << p.device << ": top operations (origin ms -> predicted ms)\n";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "habitat/error.hpp"
+#include "habitat/sim/step_program.hpp"
 #include "habitat/whatif/batch.hpp"
 #include "habitat/whatif/memory.hpp"
 #include "habitat/whatif/precision.hpp"
@@ -92,6 +93,21 @@ struct Applied {
   Applied out{std::move(x), {}};
   if (batch > 0) out.memory = estimate_memory(out.step.trace, batch);
   return out;
+}
+
+// The step program with the host work a what-if adds (casts, GradScaler) before the call that launches
+// the kernel it feeds.
+[[nodiscard]] inline sim::StepProgram with_added_host(sim::StepProgram p, const std::vector<double>& extra_us) {
+  for (auto& item : p.items)
+    for (const int k : item.kernels)
+      if (k >= 0 && static_cast<std::size_t>(k) < extra_us.size() && extra_us[static_cast<std::size_t>(k)] > 0) {
+        const double us = extra_us[static_cast<std::size_t>(k)];
+        item.work_us += us;
+        item.by_type[static_cast<int>(sim::HostTime::between_ops)] += us;
+        p.host_us += us;
+        p.by_type[static_cast<int>(sim::HostTime::between_ops)] += us;
+      }
+  return p;
 }
 
 }  // namespace habitat::whatif

@@ -1,0 +1,145 @@
+// The what-ifs: the per-tensor batch rule, the spec, autocast's classes, and accuracy on real steps
+// (fixtures/whatif: FP32 batch sweeps and autocast pairs, H100 and H200) next to the baselines.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+#include "builtin_data.hpp"
+#include "fixtures.hpp"
+#include "habitat/report/whatif_study.hpp"
+
+using namespace habitat;
+
+TEST_CASE("the batch dimension: equal to the batch first, then a multiple of it, never a parameter's shape") {
+  const std::set<whatif::Shape> params{{512, 1024}, {64, 3, 7, 7}};
+  CHECK(whatif::batch_dim({32, 64, 56, 56}, 32, params) == 0u);
+  CHECK(whatif::batch_dim({512, 4, 512}, 4, params) == 1u);         // [S,B,H] after a transpose
+  CHECK(whatif::batch_dim({2048, 32000}, 4, params) == 0u);         // [B*S,V] before the loss
+  CHECK(whatif::batch_dim({40960}, 2048, params) == 0u);            // embedding-bag indices [B*bag]
+  CHECK_FALSE(whatif::batch_dim({512, 1024}, 512, params));         // a parameter's shape
+  CHECK_FALSE(whatif::batch_dim({64, 3, 7, 7}, 64, params));
+  CHECK_FALSE(whatif::batch_dim({1000}, 32, params));                // not a multiple
+  CHECK_FALSE(whatif::batch_dim({}, 32, params));
+  CHECK(whatif::rescaled({512, 4, 512}, 4, 8, params) == whatif::Shape{512, 8, 512});
+  CHECK(whatif::rescaled({2048, 32000}, 4, 2, params) == whatif::Shape{1024, 32000});
+}
+
+TEST_CASE("--what-if is parsed, and bad keys, values and repeats are errors naming them") {
+  const auto s = whatif::parse_spec({"batch=64", "precision=bf16"});
+  CHECK(*s.batch == 64);
+  CHECK(*s.precision == Precision::bf16);
+  CHECK(s.label() == "batch=64, precision=bf16");
+  for (const char* bad : {"batch", "batch=", "=3", "batch=0", "batch=1.5", "batch=x", "precision=fp8", "lr=0.1"})
+    CHECK_THROWS_AS(whatif::parse_spec({bad}), habitat::error);
+  CHECK_THROWS_AS(whatif::parse_spec({"batch=2", "batch=4"}), habitat::error);
+}
+
+TEST_CASE("what-ifs refuse what they cannot start from") {
+  const Trace f = kineto::read_trace(test::fixture("h100", "dcgan_fp32_b128", "whatif"));
+  const Trace h = kineto::read_trace(test::fixture("h100", "dcgan_bf16_b128", "whatif"));
+  const Device& d = test::catalog().at("H100 SXM");
+  CHECK_THROWS_AS(whatif::apply(f, d, whatif::parse_spec({"batch=64"}), std::nullopt), habitat::error);  // no --batch
+  CHECK_THROWS_AS(whatif::apply(h, d, whatif::parse_spec({"precision=bf16"}), 128), habitat::error);     // already BF16
+  CHECK(whatif::runs_lower_precision(h));
+  CHECK_FALSE(whatif::runs_lower_precision(f));
+}
+
+TEST_CASE("autocast classes: GEMMs and convolutions lower, norms and losses FP32, the optimizer untouched") {
+  const Trace t = kineto::read_trace(test::fixture("h100", "encoder_fp32_b16", "whatif"));
+  const Device& d = test::catalog().at("H100 SXM");
+  const auto x = whatif::autocast(t, d, {Precision::bf16});
+  int lower = 0, fp32 = 0;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const int op = t.kernels[i].op;
+    if (op < 0) continue;
+    const auto c = whatif::autocast_class(t, op);
+    lower += c == whatif::Autocast::lower;
+    fp32 += c == whatif::Autocast::fp32;
+    if (c == whatif::Autocast::fp32) CHECK(x.trace.kernels[i].duration_us == t.kernels[i].duration_us);
+    if (t.kernels[i].name.find("multi_tensor_apply") != std::string::npos) CHECK(x.trace.kernels[i].duration_us == t.kernels[i].duration_us);
+  }
+  CHECK(lower > 100);
+  CHECK(fp32 > 10);
+  CHECK(x.trace.gpu_active_us() < 0.5 * t.gpu_active_us());  // FP32 SIMT GEMMs move to BF16 tensor cores
+  // FP16 adds GradScaler's pass over the gradients.
+  const auto h = whatif::autocast(t, d, {Precision::fp16});
+  CHECK(h.trace.gpu_active_us() > x.trace.gpu_active_us());
+}
+
+TEST_CASE("the memory estimate grows with the batch and says when a step does not fit") {
+  const Trace t = kineto::read_trace(test::fixture("h100", "resnet50_fp32_b32", "whatif"));
+  const Device& d = test::catalog().at("H100 SXM");
+  const auto a = whatif::apply(t, d, whatif::parse_spec({"batch=64"}), 32);
+  const auto b = whatif::apply(t, d, whatif::parse_spec({"batch=4096"}), 32);
+  CHECK(a.memory.activation_bytes > 1.9 * whatif::estimate_memory(t, 32).activation_bytes);
+  CHECK(a.memory.parameter_bytes == Approx(whatif::estimate_memory(t, 32).parameter_bytes));
+  CHECK(a.memory.total_bytes() < whatif::usable_memory_share * d.memory_gib * 1073741824.0);
+  CHECK(b.memory.total_bytes() > whatif::usable_memory_share * d.memory_gib * 1073741824.0);
+}
+
+TEST_CASE("what-if predictions are finite and no faster than the roofline bound on every catalog GPU") {
+  const Trace t = kineto::read_trace(test::fixture("h100", "decoder_fp32_b4", "whatif"));
+  const Device& origin = test::catalog().at("H100 SXM");
+  for (const char* w : {"batch=16", "precision=bf16", "precision=fp16"}) {
+    const auto applied = whatif::apply(t, origin, whatif::parse_spec({w}), 4);
+    const Trace& tt = applied.step.trace;
+    const auto work = kernel_work(tt);
+    for (const auto& d : test::catalog().devices()) {
+      const auto p = predict_trace(tt, work, origin, d, RooflineScaling{});
+      INFO(w << " on " << d.name);
+      REQUIRE(std::isfinite(p.gpu_active_us));
+      CHECK(p.gpu_active_us > 0);
+      for (std::size_t i = 0; i < p.kernels.size(); ++i) CHECK(std::isfinite(p.kernels[i].duration_us));
+    }
+  }
+}
+
+namespace {
+void print(const char* what, const report::WhatIfStudy& s) {
+  std::printf("%s: %zu pairs, GPU active mean |error| %.1f%% (baseline %.1f%%), iteration %.1f%% (baseline %.1f%%)\n", what, s.rows.size(),
+              100 * s.mean_abs(&report::WhatIfRow::gpu_error), 100 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error),
+              100 * s.mean_abs(&report::WhatIfRow::error), 100 * s.mean_abs(&report::WhatIfRow::baseline_error));
+}
+}  // namespace
+
+// Bounds a little above what was measured when the rules were chosen (README, "What if"): they catch a
+// regression, they do not certify the targets (5% and 8%), which the note says were not all met.
+TEST_CASE("batch what-if on the same GPU: 8 models x 3 batches, H100 and H200, against the linear-in-batch baseline") {
+  for (const char* gpu : {"h100", "h200"}) {
+    const auto s = report::whatif_study(std::string(HABITAT_FIXTURES) + "/whatif/" + gpu, true, test::catalog(), test::hosts());
+    print(gpu, s);
+    REQUIRE(s.rows.size() == 48);
+    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.065);
+    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error));
+    CHECK(s.mean_abs(&report::WhatIfRow::error) < 0.13);
+    CHECK(s.mean_abs(&report::WhatIfRow::error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_error));
+    // Doubling or halving the batch: GPU time within 20% on every pair, within 10% on all but three
+    // (27 of 28 on the H100, 25 of 28 on the H200 when measured; DCGAN 64 -> 128 is the worst, +15% and +19%).
+    int pairs = 0, within = 0;
+    for (const auto& r : s.rows) {
+      const auto a = report::parse_workload(r.from), b = report::parse_workload(r.to);
+      if (a->batch * 2 == b->batch || b->batch * 2 == a->batch) {
+        INFO(gpu << " " << r.from << " -> " << r.to);
+        CHECK(std::abs(r.gpu_error()) < 0.20);
+        ++pairs;
+        within += std::abs(r.gpu_error()) < 0.10;
+      }
+    }
+    CHECK(pairs == 28);
+    CHECK(within >= pairs - 3);
+  }
+}
+
+TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 autocast, against the same-time baseline") {
+  for (const char* gpu : {"h100", "h200"}) {
+    const auto s = report::whatif_study(std::string(HABITAT_FIXTURES) + "/whatif/" + gpu, false, test::catalog(), test::hosts());
+    print(gpu, s);
+    REQUIRE(s.rows.size() == 9);
+    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.13);
+    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error));
+    int within = 0;
+    for (const auto& r : s.rows) within += std::abs(r.gpu_error()) < 0.10;
+    CHECK(within >= 4);
+  }
+}
