@@ -18,6 +18,7 @@
 
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
+#include "habitat/report/html.hpp"
 #include "habitat/report/writers.hpp"
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/ddp.hpp"
@@ -428,7 +429,14 @@ int main(int argc, char** argv) {
       }
       for (const auto& n : notes) std::cerr << "habitat: warning: " << n << "\n";
       const report::WhatIfSummary* wi = what_if ? &*what_if : nullptr;
-      if (c.format == "json") report::write_json(std::cout, o, preds, wi);
+      if (c.format == "html") {
+        report::HtmlInput in{&t, o, preds, {}, {}, wi, batch, notes, trace_path};
+        for (const Device* d : dests) {
+          in.validation.push_back(d->validation);
+          in.usd_per_hour.push_back(d->price ? d->price->usd_per_hour : 0.0);
+        }
+        report::write_html(std::cout, in);
+      } else if (c.format == "json") report::write_json(std::cout, o, preds, wi);
       else if (c.format == "csv") report::write_csv(std::cout, o, preds, wi);
       else report::write_table(std::cout, o, preds, breakdown.value_or(preds.size() <= 3 ? 8 : 0), wi);
       return 0;
