@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <set>
 
+#include "habitat/ops/dtype.hpp"
 #include "habitat/whatif/batch_dim.hpp"
 
 namespace habitat::whatif {
