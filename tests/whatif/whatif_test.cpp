@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 
 #include "builtin_data.hpp"
 #include "fixtures.hpp"
+#include "habitat/report/scatter.hpp"
 #include "habitat/report/whatif_study.hpp"
 
 using namespace habitat;
@@ -147,4 +149,18 @@ TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 auto
     for (const auto& r : s.rows) within += std::abs(r.gpu_error()) < 0.10;
     CHECK(within >= 4);
   }
+}
+
+TEST_CASE("the accuracy scatter plot draws one point per finite pair and escapes its labels") {
+  std::vector<report::ScatterPoint> pts{{10, 11, 0, "a<b"}, {20, 19, 1, "c&d"}, {5, std::nan(""), 0, "broken"}, {0, 3, 1, "zero"}};
+  std::ostringstream os;
+  report::write_scatter_svg(os, "t", pts, {"one", "two"}, "measured ms", "habitat ms");
+  const std::string svg = os.str();
+  std::size_t circles = 0;
+  for (auto at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+  CHECK(circles == 2);
+  CHECK(svg.find("a&lt;b") != std::string::npos);
+  CHECK(svg.find("c&amp;d") != std::string::npos);
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(svg.find("xmlns=\"http://www.w3.org/2000/svg\"") != std::string::npos);
 }
