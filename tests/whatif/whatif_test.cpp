@@ -27,7 +27,7 @@ TEST_CASE("the batch dimension: equal to the batch first, then a multiple of it,
   CHECK(whatif::rescaled({2048, 32000}, 4, 2, params) == whatif::Shape{1024, 32000});
 }
 
-TEST_CASE("--what-if is parsed, and bad keys, values and repeats are errors naming them") {
+TEST_CASE("what-if arguments are parsed, and bad keys, values and repeats are errors naming them") {
   const auto s = whatif::parse_spec({"batch=64", "precision=bf16"});
   CHECK(*s.batch == 64);
   CHECK(*s.precision == Precision::bf16);

@@ -130,7 +130,8 @@ struct Reference {  // a dashed line across the chart, e.g. the origin's own ite
 };
 
 inline void bar_chart(std::ostream& os, std::string_view kind, std::string_view title, std::string_view unit, const char* value_fmt,
-                      const std::vector<std::string>& gpus, const std::vector<Series>& series, const std::optional<Reference>& ref = {}) {
+                      const std::vector<std::string>& gpus, const std::vector<Series>& series, const std::optional<Reference>& ref = {},
+                      std::string_view category = "destination GPU") {
   constexpr double left = 80, top = 40, plot_h = 260, bottom = 110, bar_w = 44, gap = 28;
   // Groups spread over the plot: a few GPUs get wide gaps rather than a crowded corner.
   const double plot_w = std::max(360.0, double(gpus.size()) * (double(series.size()) * bar_w + gap)), w = left + plot_w + 20;
@@ -171,9 +172,9 @@ inline void bar_chart(std::ostream& os, std::string_view kind, std::string_view 
   }
   os << "<line class=\"axisline\" x1=\"" << px(left) << "\" x2=\"" << px(left + plot_w) << "\" y1=\"" << px(top + plot_h) << "\" y2=\""
      << px(top + plot_h) << "\"/>\n";
-  text(os, left + plot_w / 2, top + plot_h + bottom - 8, "destination GPU", "class=\"axis\" text-anchor=\"middle\"");
+  text(os, left + plot_w / 2, top + plot_h + bottom - 8, category, "class=\"axis\" text-anchor=\"middle\"");
   if (series.size() > 1) legend(os, left, top + plot_h + bottom + 12, names, plot_w);
-  svg_close(os, std::string(title) + " per destination GPU, in " + std::string(unit) + ".");
+  svg_close(os, std::string(title) + " per " + std::string(category) + ", in " + std::string(unit) + ".");
 }
 
 // Stacked horizontal bars, one per GPU: ms[g][k] is key k's predicted time on GPU g.
@@ -337,8 +338,9 @@ template <class F>
 
 [[nodiscard]] inline double price(const HtmlInput& in, std::size_t i) { return i < in.usd_per_hour.size() ? in.usd_per_hour[i] : 0; }
 
-inline void head(std::ostream& os, const HtmlInput& in) {
-  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>habitat: " << esc(in.source) << "</title>\n<style>\n"
+// The page's head and style, shared by every habitat page (the prediction report, the training report).
+inline void page_head(std::ostream& os, std::string_view title) {
+  os << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>habitat: " << esc(title) << "</title>\n<style>\n"
         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}h2{margin-top:32px;border-bottom:1px solid #ddd}\n"
         "table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}\n"
         "td:first-child,th:first-child{text-align:left}svg.chart{font-size:12px;display:block}svg .title{font-weight:600;font-size:14px}\n"
@@ -346,6 +348,7 @@ inline void head(std::ostream& os, const HtmlInput& in) {
         "svg .value{fill:#333;font-size:11px}figure{margin:12px 24px 12px 0}.row{display:flex;flex-wrap:wrap}figcaption,.caption{color:#555;font-size:12px}.nofit{color:#c00;font-weight:600}\n"
         "</style></head>\n<body>\n";
 }
+inline void head(std::ostream& os, const HtmlInput& in) { page_head(os, in.source); }
 
 inline void overview(std::ostream& os, const HtmlInput& in) {
   os << "<h1>habitat: " << esc(in.source.empty() ? "prediction" : in.source) << "</h1>\n<p>Traced on <b>" << esc(in.origin.device)
