@@ -11,7 +11,7 @@ bin=$1 fixture=$2 out=$3
 command -v chromium >/dev/null || fail "chromium is not installed (apt-get install chromium, or scripts/install-deps.sh)"
 mkdir -p "$out" || fail "cannot create $out"
 
-"$bin" predict "$fixture" --to H100 --to A100 --to L4 --to V100 --batch 32 --what-if batch=64 --format html -q >"$out/report.html" \
+"$bin" predict "$fixture" --to H100 --to A100-SXM4-40GB --to L4 --to V100 --batch 32 --what-if batch=64 --format html -q >"$out/report.html" \
   || fail "habitat predict --format html exited with an error"
 [ -s "$out/report.html" ] || fail "habitat wrote an empty report"
 # Self-contained: nothing may be fetched when the page opens.

@@ -16,7 +16,7 @@ using namespace habitat;
 
 namespace {
 
-// The ResNet-50 trace predicted as `habitat predict --to H100 --to A100 --to L4 --to V100 --batch 32` does.
+// The ResNet-50 trace predicted as `habitat predict --to H100 --to A100-SXM4-40GB --to L4 --to V100 --batch 32` does.
 struct Predicted {
   Trace trace = kineto::read_trace(test::fixture("h100", "resnet50_fp32_b32"));
   report::HtmlInput in;
@@ -32,7 +32,7 @@ struct Predicted {
     in.origin.iteration_us = in.origin.simulated->timeline.period_us;
     in.batch = 32;
     in.source = "resnet50_fp32_b32.json.gz";
-    for (const char* name : {"H100", "A100", "L4", "V100"}) {
+    for (const char* name : {"H100", "A100 SXM4 40GB", "L4", "V100"}) {
       const Device& d = cat.at(name);
       auto p = predict_trace(trace, work, origin, d, RooflineScaling{});
       const sim::HostModel hm = sim::host_model(test::hosts(), origin, d);

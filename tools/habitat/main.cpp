@@ -75,12 +75,16 @@ Catalog load_catalog(const Common& c) {
   return cat;
 }
 
+// Whether a progress message is waiting for the end of its line: an error then starts on a new one.
+bool mid_line = false;
+
 Trace load(const std::string& path, const Common& c) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!c.quiet) std::cerr << "habitat: reading " << path << " ..." << std::flush;
+  mid_line = !c.quiet;
   kineto::ReadOptions ro{c.step, {}};
   // Large traces: show how far the read has got, on a terminal only (logs stay clean).
-  if (!c.quiet && isatty(STDERR_FILENO)) {
+  if (!c.quiet && isatty(STDERR_FILENO) && path != "-") {
     const auto size = std::filesystem::file_size(path);
     ro.progress = [size, next = std::size_t(0)](std::size_t done) mutable {
       if (done < next) return;
@@ -91,6 +95,7 @@ Trace load(const std::string& path, const Common& c) {
   Trace t = kineto::read_trace(path, ro);
   if (!c.quiet) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    mid_line = false;
     std::cerr << " " << t.step_name << ", " << t.kernels.size() << " GPU ops, " << t.ops.size() << " operations, GPU '"
               << (t.device_name.empty() ? "?" : t.device_name) << "' (" << report::fmt("%.2f", s) << " s)\n";
   }
@@ -174,29 +179,42 @@ int cmd_devices(const Common& c) {
                    {"l2_mib", d.l2_mib},
                    {"tdp_w", d.tdp_w},
                    {"usd_per_hour", d.price ? boost::json::value(d.price->usd_per_hour) : boost::json::value(nullptr)},
+                   {"price_date", d.price ? boost::json::value(d.price->date) : boost::json::value(nullptr)},
+                   {"price_source", d.price ? boost::json::value(d.price->source) : boost::json::value(nullptr)},
                    {"validated", d.validation.empty() ? boost::json::value(nullptr) : boost::json::value(d.validation)},
                    {"source", d.source}});
     }
     std::cout << boost::json::serialize(boost::json::object{{"schema", "habitat.devices-list/2"}, {"devices", a}}) << "\n";
     return 0;
   }
-  const bool csv = c.format == "csv";
-  std::printf(csv ? "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n" : "%-15s %5s %4s %6s %6s %5s %12s %8s %8s %6s %6s  %s\n", "name", "cc", "SMs",
+  if (c.format == "csv") {  // one value per cell: spec and sustained bandwidth apart, no units in cells
+    std::printf("name,compute_capability,sms,boost_clock_mhz,sustained_clock_mhz,fp32_lanes_per_sm,bandwidth_gbps,measured_bandwidth_gbps,"
+                "fp32_tflops,bf16_tflops,l2_mib,memory_gib,usd_per_hour,price_date,price_source,validated\n");
+    for (const auto& d : cat.devices())
+      std::printf("%s,%d.%d,%d,%.0f,%.0f,%.0f,%.0f,%s,%.1f,%.1f,%.1f,%.0f,%s,%s,%s,%s\n", habitat::detail::csv_field(d.name).c_str(), d.cc_major,
+                  d.cc_minor, d.sms, d.boost_clock_mhz, d.load_clock_mhz(Precision::fp32), d.fp32_lanes_per_sm, d.bandwidth_spec_gbps,
+                  d.bandwidth_measured_gbps ? report::fmt("%.0f", *d.bandwidth_measured_gbps).c_str() : "", d.peak_tflops(Precision::fp32),
+                  d.peak_tflops(Precision::bf16), d.l2_mib, d.memory_gib, d.price ? report::fmt("%.3f", d.price->usd_per_hour).c_str() : "",
+                  habitat::detail::csv_field(d.price ? d.price->date : "").c_str(), habitat::detail::csv_field(d.price ? d.price->source : "").c_str(),
+                  habitat::detail::csv_field(d.validation).c_str());
+    return 0;
+  }
+  std::printf("%-15s %5s %4s %6s %6s %5s %12s %8s %8s %6s %6s  %s\n", "name", "cc", "SMs",
               "boost", "load", "lanes", "BW GB/s", "FP32 TF", "BF16 TF", "L2 MiB", "$/h", "validated (mean error)");
   for (const auto& d : cat.devices()) {
     const std::string cc = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
     const std::string price = d.price ? report::fmt("%.2f", d.price->usd_per_hour) : "-";
     const std::string bw = report::fmt("%.0f", d.bandwidth_spec_gbps) + (d.bandwidth_measured_gbps ? report::fmt("(%.0f)", *d.bandwidth_measured_gbps) : "");
     const std::string v = d.validation.empty() ? "no" : d.validation;
-    std::printf(csv ? "\"%s\",%s,%d,%.0f,%.0f,%.0f,\"%s\",%.1f,%.1f,%.1f,%s,\"%s\"\n"
-                    : "%-15s %5s %4d %6.0f %6.0f %5.0f %12s %8.1f %8.1f %6.1f %6s  %s\n",
+    std::printf("%-15s %5s %4d %6.0f %6.0f %5.0f %12s %8.1f %8.1f %6.1f %6s  %s\n",
                 d.name.c_str(), cc.c_str(), d.sms, d.boost_clock_mhz, d.load_clock_mhz(Precision::fp32), d.fp32_lanes_per_sm, bw.c_str(),
                 d.peak_tflops(Precision::fp32), d.peak_tflops(Precision::bf16), d.l2_mib, price.c_str(), v.c_str());
   }
-  if (!csv)
-    std::printf("\nload: SM clock under continuous load (below boost on power-capped cards). lanes: FP32 lanes per SM. BW: spec\n"
+  std::printf("\nload: SM clock under continuous load (below boost on power-capped cards). lanes: FP32 lanes per SM. BW: spec\n"
                 "(sustained: measured, derived from public timings, or estimated; sources: habitat devices --format json).\n"
-                "validated: against real measurements of that GPU (README, section Validation); 'no' means predicted from physics only.\n");
+                "validated: against real measurements of that GPU (README, section Validation); 'no' means predicted from physics only.\n"
+                "$/h: one GPU's on-demand hourly price, for samples/$ (samples per dollar of GPU time); each price's date and source:\n"
+                "habitat devices --format csv (or json). Prices move; give your own with --devices FILE.\n");
   return 0;
 }
 
@@ -250,6 +268,10 @@ double intra_link(const Device& d, const std::string& v) {
 
 }  // namespace
 
+// A trace argument: an existing file, or "-" for standard input.
+const CLI::Validator file_or_stdin(
+    [](std::string& v) { return v == "-" ? std::string() : CLI::ExistingFile(v); }, "FILE or -", "FILE_OR_STDIN");
+
 int main(int argc, char** argv) {
   CLI::App app{"habitat: predict how long a training iteration recorded on one GPU takes on others"};
   app.require_subcommand(1);
@@ -265,7 +287,9 @@ int main(int argc, char** argv) {
   std::optional<int> batch;
   std::optional<std::size_t> breakdown;
   auto* predict = app.add_subcommand("predict", "predict a trace on other GPUs");
-  predict->add_option("trace", trace_path, "torch.profiler (Kineto) trace, .json or .json.gz")->required()->check(CLI::ExistingFile);
+  predict->add_option("trace", trace_path, "torch.profiler (Kineto) trace, .json or .json.gz; - reads standard input")
+      ->required()
+      ->check(file_or_stdin);
   predict->add_option("--to", to, "destination GPU (repeatable), or 'all' for the whole catalog")->required();
   predict->add_option("--origin", origin_name, "origin GPU (default: the one the trace names)");
   predict->add_option("--batch", batch, "samples per iteration, for throughput")->check(CLI::PositiveNumber);
@@ -464,7 +488,11 @@ int main(int argc, char** argv) {
         return 0;
       }
       const Evaluation ev = habitat::evaluate(ot, dt, preds.front(), origin, dest);
+      if (!report::same_workload(ev))
+        std::cerr << "habitat: warning: only " << ev.matched << " of " << std::min(ev.origin_kernels, ev.dest_kernels)
+                  << " kernels match by name: are " << trace_path << " and " << dest_path << " the same workload? The errors below compare different steps\n";
       if (c.format == "json") std::cout << boost::json::serialize(report::evaluation_json(ev)) << "\n";
+      else if (c.format == "csv") report::write_evaluation_csv(std::cout, ev);
       else {
         std::cout << origin.name << " -> " << dest.name << " (" << (c.scaling == "roofline" ? std::string("roofline scaling") : "waves " + c.waves + ", gamma " + c.gamma) << ")\n";
         report::write_evaluation_table(std::cout, ev);
@@ -472,10 +500,10 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const habitat::error& e) {
-    std::cerr << "\nhabitat: error: " << e.what() << "\n";
+    std::cerr << (mid_line ? "\n" : "") << "habitat: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "\nhabitat: internal error: " << e.what() << "\n";
+    std::cerr << (mid_line ? "\n" : "") << "habitat: internal error: " << e.what() << "\n";
     return 3;
   }
   return 0;

@@ -86,8 +86,22 @@ class Catalog {
     return const_cast<Catalog*>(this)->find_mutable(name);
   }
 
+  // A name that is not one GPU's name or alias but begins several ("A100": four GPUs) is ambiguous, and
+  // one that begins a single GPU's name is not taken either ("L40" is not the L40S): both say which names
+  // would do, rather than pick one silently.
   [[nodiscard]] const Device& at(std::string_view name) const {
     if (const Device* d = find(name)) return *d;
+    const std::string key = normalize_device_name(name);
+    std::string candidates;
+    int n = 0;
+    for (const auto& d : devices_) {
+      bool begins = !key.empty() && normalize_device_name(d.name).starts_with(key);
+      for (const auto& a : d.aliases) begins |= !key.empty() && normalize_device_name(a).starts_with(key);
+      if (begins) candidates += (n++ ? ", " : "") + d.name;
+    }
+    if (n > 1)
+      throw make_error("", "device '" + std::string(name) + "'", "ambiguous: it names " + std::to_string(n) + " GPUs (" + candidates + "); give one of them");
+    if (n == 1) throw make_error("", "device '" + std::string(name) + "'", "unknown GPU; did you mean " + candidates + "?");
     std::string known;
     for (const auto& d : devices_) known += (known.empty() ? "" : ", ") + d.name;
     throw make_error("", "device '" + std::string(name) + "'",

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "habitat/detail/csv.hpp"
 #include "habitat/report/evaluate.hpp"
 #include "habitat/report/gamma_study.hpp"
 #include "habitat/report/whatif_summary.hpp"
@@ -262,6 +263,22 @@ inline boost::json::object evaluation_json(const Evaluation& ev) {
           {"actual", {{"gpu_active_ms", ev.actual_gpu_active_us / 1e3}, {"iteration_ms", ev.actual_iteration_us / 1e3}}},
           {"kernels", {{"origin", ev.origin_kernels}, {"destination", ev.dest_kernels}, {"matched", ev.matched}}},
           {"predictors", std::move(rows)}};
+}
+
+// The same rows as CSV, one per predictor (habitat first, then the baselines).
+inline void write_evaluation_csv(std::ostream& os, const Evaluation& ev) {
+  os << "predictor,gpu_active_ms,gpu_active_error,iteration_ms,iteration_error,kernel_error_median,kernel_error_p90,kernel_error_time_weighted,"
+        "actual_gpu_active_ms,actual_iteration_ms,matched_kernels,destination_kernels\n";
+  for (const auto& r : ev.rows)
+    os << habitat::detail::csv_field(r.predictor) << ',' << fmt("%.6g", r.gpu_active_us / 1e3) << ',' << fmt("%.4g", r.gpu_active_error) << ','
+       << fmt("%.6g", r.iteration_us / 1e3) << ',' << fmt("%.4g", r.iteration_error) << ',' << fmt("%.4g", r.kernel_median) << ','
+       << fmt("%.4g", r.kernel_p90) << ',' << fmt("%.4g", r.kernel_weighted) << ',' << fmt("%.6g", ev.actual_gpu_active_us / 1e3) << ','
+       << fmt("%.6g", ev.actual_iteration_us / 1e3) << ',' << ev.matched << ',' << ev.dest_kernels << "\n";
+}
+
+// Traces of different workloads match few kernels by name: the comparison would be meaningless.
+[[nodiscard]] inline bool same_workload(const Evaluation& ev) {
+  return ev.dest_kernels == 0 || 2 * ev.matched >= std::min(ev.origin_kernels, ev.dest_kernels);
 }
 
 inline void write_evaluation_table(std::ostream& os, const Evaluation& ev) {

@@ -2,6 +2,7 @@
 // Streams a Kineto trace (.json or .json.gz) and hands each element of its top-level "traceEvents" and
 // "deviceProperties" arrays to a callback as a small boost::json::value, one at a time: a trace of
 // hundreds of MB is never held in memory as a whole, neither as text nor as a document.
+#include <unistd.h>
 #include <zlib.h>
 
 #include <boost/json/basic_parser_impl.hpp>
@@ -138,8 +139,9 @@ class ElementHandler {
 // `progress`, if given, is called after each chunk with the compressed bytes read so far.
 using Progress = std::function<void(std::size_t bytes_read)>;
 
+// "-" reads standard input (gzip or plain), as the tools users know do.
 inline void stream_elements(const std::string& path, const ElementSink& sink, const Progress& progress = {}) {
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose);
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> in(path == "-" ? gzdopen(dup(STDIN_FILENO), "rb") : gzopen(path.c_str(), "rb"), gzclose);
   if (!in) throw make_error(path, "", "cannot open trace file");
   boost::json::parse_options opts;
   opts.allow_trailing_commas = true;
