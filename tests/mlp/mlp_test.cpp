@@ -2,6 +2,8 @@
 // operation rows, the ratio method, and the hybrid predictor on a fixture trace.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include <cmath>
 #include <cstring>
 
@@ -82,6 +84,22 @@ TEST_CASE("malformed weight files are errors that name the file", "[mlp]") {
   CHECK_THROWS_WITH(mlp::read_safetensors(offsets), Catch::Contains("input_mean") && Catch::Contains("data_offsets"));
   const auto f16 = test::write_temp("f16.safetensors", safetensors_bytes(R"({"w":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", "ab"));
   CHECK_THROWS_WITH(mlp::read_safetensors(f16), Catch::Contains("F32"));
+  // A shape whose element count wraps around 2^64 (so that it seems to fit 8 bytes) is refused.
+  const auto wrap = test::write_temp(
+      "wrap.safetensors",
+      safetensors_bytes(R"({"w":{"dtype":"F32","shape":[4611686018427387906],"data_offsets":[0,8]}})", std::string(8, '\0')));
+  CHECK_THROWS_WITH(mlp::read_safetensors(wrap), Catch::Contains("overflows"));
+  // A NaN weight is refused, naming the tensor and the element; a denormal one is flushed to zero.
+  const float nan_and_denormal[2] = {1e-40f, std::numeric_limits<float>::quiet_NaN()};
+  const auto nan = test::write_temp("nan.safetensors", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                                                         std::string(reinterpret_cast<const char*>(nan_and_denormal), 8)));
+  CHECK_THROWS_WITH(mlp::read_safetensors(nan), Catch::Contains("w[1]") && Catch::Contains("not finite"));
+  const float denormal[2] = {1e-40f, 0.5f};
+  const auto den = test::write_temp("denormal.safetensors", safetensors_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                                                              std::string(reinterpret_cast<const char*>(denormal), 8)));
+  const auto f = mlp::read_safetensors(den);
+  CHECK(f.tensor("w").data[0] == 0.0f);
+  CHECK(f.tensor("w").data[1] == 0.5f);
 }
 
 TEST_CASE("operation rows in NeuSight's layout, and bad rows name the line and column", "[mlp]") {

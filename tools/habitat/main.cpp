@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "habitat/detail/json_text.hpp"
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
 #include "habitat/report/html.hpp"
@@ -184,7 +185,7 @@ int cmd_devices(const Common& c) {
                    {"validated", d.validation.empty() ? boost::json::value(nullptr) : boost::json::value(d.validation)},
                    {"source", d.source}});
     }
-    std::cout << boost::json::serialize(boost::json::object{{"schema", "habitat.devices-list/2"}, {"devices", a}}) << "\n";
+    std::cout << habitat::detail::json_text(boost::json::object{{"schema", "habitat.devices-list/2"}, {"devices", a}}) << "\n";
     return 0;
   }
   if (c.format == "csv") {  // one value per cell: spec and sustained bandwidth apart, no units in cells
@@ -480,7 +481,7 @@ int main(int argc, char** argv) {
       }
       if (gamma_study_flag) {
         const GammaStudy gs = gamma_study(ot, dt, origin, dest);
-        if (c.format == "json") std::cout << boost::json::serialize(report::gamma_study_json(gs)) << "\n";
+        if (c.format == "json") std::cout << habitat::detail::json_text(report::gamma_study_json(gs)) << "\n";
         else {
           std::cout << origin.name << " -> " << dest.name << ": where gamma comes from\n";
           report::write_gamma_study(std::cout, gs);
@@ -491,7 +492,7 @@ int main(int argc, char** argv) {
       if (!report::same_workload(ev))
         std::cerr << "habitat: warning: only " << ev.matched << " of " << std::min(ev.origin_kernels, ev.dest_kernels)
                   << " kernels match by name: are " << trace_path << " and " << dest_path << " the same workload? The errors below compare different steps\n";
-      if (c.format == "json") std::cout << boost::json::serialize(report::evaluation_json(ev)) << "\n";
+      if (c.format == "json") std::cout << habitat::detail::json_text(report::evaluation_json(ev)) << "\n";
       else if (c.format == "csv") report::write_evaluation_csv(std::cout, ev);
       else {
         std::cout << origin.name << " -> " << dest.name << " (" << (c.scaling == "roofline" ? std::string("roofline scaling") : "waves " + c.waves + ", gamma " + c.gamma) << ")\n";

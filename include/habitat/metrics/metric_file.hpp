@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "habitat/detail/json_text.hpp"
 #include "habitat/detail/json_fields.hpp"
 #include "habitat/metrics/measured_kernel.hpp"
 
@@ -69,12 +70,12 @@ namespace detail {
                            {"workload", p.workload},       {"collected_at", p.collected_at}};
   if (p.collection_seconds) prov["collection_seconds"] = *p.collection_seconds;
   std::ostringstream out;
-  out << "{\"schema\":" << boost::json::serialize(boost::json::string(metrics_schema)) << ",\n\"measured_on\":"
-      << boost::json::serialize(prov) << ",\n\"units\":{\"bytes\":\"byte\",\"flops\":\"floating-point operations\","
+  out << "{\"schema\":" << habitat::detail::json_text(boost::json::string(metrics_schema)) << ",\n\"measured_on\":"
+      << habitat::detail::json_text(prov) << ",\n\"units\":{\"bytes\":\"byte\",\"flops\":\"floating-point operations\","
       << "\"duration_ns\":\"nanosecond\"},\n\"kernels\":[";
   bool first = true;
   for (const auto& m : s.kernels()) {
-    out << (first ? "\n" : ",\n") << boost::json::serialize(to_json(m));
+    out << (first ? "\n" : ",\n") << habitat::detail::json_text(to_json(m));
     first = false;
   }
   out << "\n]}\n";

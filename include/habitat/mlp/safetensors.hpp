@@ -3,9 +3,11 @@
 // the format habitat-train writes its weights in. Every malformed part is an error naming the file.
 #include <boost/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -73,8 +75,11 @@ struct TensorFile {
     std::uint64_t count = 1;
     for (const auto& d : shape->get_array()) {
       if (!d.is_int64() || d.get_int64() < 0) throw make_error(path, name, "shape entries must be non-negative integers");
+      const auto n = static_cast<std::uint64_t>(d.get_int64());
+      if (n > 0 && count > std::numeric_limits<std::uint64_t>::max() / sizeof(float) / n)
+        throw make_error(path, name, "shape's element count overflows");
       t.shape.push_back(d.get_int64());
-      count *= static_cast<std::uint64_t>(d.get_int64());
+      count *= n;
     }
     const auto& oa = offs->get_array();
     if (!oa[0].is_int64() || !oa[1].is_int64()) throw make_error(path, name, "data_offsets must be integers");
@@ -83,6 +88,14 @@ struct TensorFile {
       throw make_error(path, name, "data_offsets [" + std::to_string(b) + ", " + std::to_string(e) + ") do not fit the shape or the file");
     t.data.resize(count);
     std::memcpy(t.data.data(), data.data() + b, count * sizeof(float));
+    // A non-finite weight makes every prediction non-finite: refuse the file. Denormal weights (22% of the
+    // shipped bmm model's, 5% of linear's) are flushed to zero: a multiply that meets one can take a slow
+    // path on x86, and at 1e-38 they change nothing (predict-ops on NeuSight's 16,661 A100 bmm rows wrote
+    // byte-identical output before and after).
+    for (std::size_t i = 0; i < t.data.size(); ++i) {
+      if (!std::isfinite(t.data[i])) throw make_error(path, name + "[" + std::to_string(i) + "]", "weight is not finite");
+      if (std::fpclassify(t.data[i]) == FP_SUBNORMAL) t.data[i] = 0.0f;
+    }
     f.tensors.emplace(name, std::move(t));
   }
   return f;

@@ -42,7 +42,10 @@ inline constexpr const char* mlp_schema = "habitat.mlp/1";
   w.features = habitat::detail::split(f.meta("features"), ',');
   w.residual = f.meta("target") == "residual";
   if (!w.residual && f.meta("target") != "direct") throw make_error(path, "__metadata__.target", "'" + f.meta("target") + "'");
-  w.floor_ms = std::stod(f.meta("floor_ms"));
+  const auto floor = habitat::detail::parse_csv_number(f.meta("floor_ms"));
+  if (!floor || !(*floor >= 0 && *floor < 1e6))
+    throw make_error(path, "__metadata__.floor_ms", "'" + f.meta("floor_ms") + "' is not a time in ms (0 to 1e6)");
+  w.floor_ms = *floor;
   w.trained_on = f.metadata.count("trained_on") ? f.meta("trained_on") : "";
   w.label = f.metadata.count("label") ? f.meta("label") : "";
   w.mean = f.tensor("input_mean").data;

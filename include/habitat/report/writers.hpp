@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "habitat/detail/json_text.hpp"
 #include "habitat/detail/csv.hpp"
 #include "habitat/report/evaluate.hpp"
 #include "habitat/report/gamma_study.hpp"
@@ -137,7 +138,7 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
   }
   boost::json::object root{{"schema", "habitat.prediction/1"}, {"origin", std::move(origin)}, {"predictions", std::move(preds)}};
   if (what_if) root["what_if"] = what_if_json(*what_if);
-  os << boost::json::serialize(root) << "\n";
+  os << habitat::detail::json_text(root) << "\n";
 }
 
 inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, const WhatIfSummary* what_if = nullptr) {
