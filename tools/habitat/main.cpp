@@ -386,7 +386,7 @@ int main(int argc, char** argv) {
     if (*metrics) return cli::run_metrics_command(*metrics, margs);
     const Catalog cat = load_catalog(c);
     if (*mlp_cmd) return cli::run_mlp_command(*mlp_cmd, mlp_args, cat);
-    if (*predict_ops) return cli::run_predict_ops(pops, cat);
+    if (*predict_ops) return cli::run_predict_ops(pops, cat, c.format == "table" && !predict_ops->count("--format") ? "csv" : c.format);
     if (*predict) {
       Trace t = load(trace_path, c);
       attach(t, c);

@@ -12,6 +12,7 @@
 
 #include "habitat/mlp/eigen_backend.hpp"
 #include "habitat/mlp/predict_rows.hpp"
+#include "habitat/detail/json_text.hpp"
 #include "habitat/report/writers.hpp"
 
 namespace habitat::cli {
@@ -48,7 +49,7 @@ inline CLI::App* add_predict_ops_command(CLI::App& app, PredictOpsArgs& a) {
   return p;
 }
 
-inline int run_predict_ops(const PredictOpsArgs& a, const Catalog& cat) {
+inline int run_predict_ops(const PredictOpsArgs& a, const Catalog& cat, const std::string& format = "csv") {
   if (a.from.empty() != a.origin_column.empty()) throw make_error("habitat predict-ops", "", "--from and --origin-column go together");
   const auto models = load_models(a.models);
   const auto csv = mlp::read_op_csv(a.csv);
@@ -61,15 +62,47 @@ inline int run_predict_ops(const PredictOpsArgs& a, const Catalog& cat) {
     if (!file) throw make_error(a.out, "", "cannot open for writing");
   }
   std::ostream& out = a.out.empty() ? std::cout : file;
-  for (const auto& c : csv.comments) out << c << '\n';
-  for (const auto& h : csv.header) out << detail::csv_field(h) << ',';
-  out << "predicted_ms,predicted_by\n";
+  // Cells of each row: the input's fields, then the prediction and its method.
+  std::vector<std::string> header = csv.header;
+  header.insert(header.end(), {"predicted_ms", "predicted_by"});
+  std::vector<std::vector<std::string>> cells;
   std::size_t missing = 0;
   for (std::size_t i = 0; i < csv.rows.size(); ++i) {
-    for (const auto& f : csv.rows[i].fields) out << detail::csv_field(f) << ',';
-    if (preds[i].ms) out << report::fmt("%.6g", *preds[i].ms);
-    else ++missing;
-    out << ',' << detail::csv_field(preds[i].method) << '\n';
+    cells.push_back(csv.rows[i].fields);
+    cells.back().resize(csv.header.size());
+    cells.back().push_back(preds[i].ms ? report::fmt("%.6g", *preds[i].ms) : "");
+    cells.back().push_back(preds[i].method);
+    missing += !preds[i].ms;
+  }
+  if (format == "json") {
+    boost::json::array rows;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      boost::json::object r;
+      for (std::size_t j = 0; j < csv.header.size(); ++j) r[csv.header[j]] = cells[i][j];
+      r["predicted_ms"] = preds[i].ms ? boost::json::value(*preds[i].ms) : boost::json::value(nullptr);
+      r["predicted_by"] = preds[i].method;
+      rows.push_back(std::move(r));
+    }
+    out << habitat::detail::json_text(boost::json::object{{"schema", "habitat.op-predictions/1"}, {"rows", std::move(rows)}}) << "\n";
+  } else if (format == "table") {
+    std::vector<std::size_t> width(header.size());
+    for (std::size_t j = 0; j < header.size(); ++j) width[j] = header[j].size();
+    for (const auto& r : cells)
+      for (std::size_t j = 0; j < r.size(); ++j) width[j] = std::max(width[j], r[j].size());
+    auto line = [&](const std::vector<std::string>& r) {
+      for (std::size_t j = 0; j < r.size(); ++j) out << r[j] << std::string(width[j] - r[j].size() + 2, ' ');
+      out << '\n';
+    };
+    line(header);
+    for (const auto& r : cells) line(r);
+  } else {
+    for (const auto& c : csv.comments) out << c << '\n';
+    for (std::size_t j = 0; j < header.size(); ++j) out << (j ? "," : "") << detail::csv_field(header[j]);
+    out << '\n';
+    for (const auto& r : cells) {
+      for (std::size_t j = 0; j < r.size(); ++j) out << (j ? "," : "") << detail::csv_field(r[j]);
+      out << '\n';
+    }
   }
   if (missing)
     std::cerr << "habitat predict-ops: " << missing << " of " << csv.rows.size()
