@@ -134,7 +134,6 @@ void add_common(CLI::App& app, Common& c, bool html = false) {
     app.add_option("--format", c.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
 }
 
-
 void add_model(CLI::App& app, Common& c) {
   app.add_option("--step", c.step, "ProfilerStep number to use (default: the last one with GPU work)");
   app.add_option("--scaling", c.scaling,
@@ -417,11 +416,15 @@ int main(int argc, char** argv) {
       report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
       o.iteration_us = o.simulated->timeline.period_us;
       std::map<std::string, sim::StepProgram> programs;  // by destination host
+      std::vector<sim::HostModel> host_models;          // by destination
+      for (const Device* d : dests) {
+        host_models.push_back(sim::host_model(hosts, origin, *d, host_args));
+        note(host_models.back().assumptions);
+      }
       // The simulated step of each destination: its host replays the program with the predicted kernel times.
       auto compose_all = [&](std::vector<PredictedTrace>& ps, const Trace& tt, const std::vector<double>& extra_host, std::optional<int> b) {
         for (std::size_t i = 0; i < ps.size(); ++i) {
-          const sim::HostModel hm = sim::host_model(hosts, origin, *dests[i], host_args);
-          note(hm.assumptions);
+          const sim::HostModel& hm = host_models[i];
           auto it = programs.find(hm.runs_on);
           if (it == programs.end()) it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
           const sim::StepProgram program = extra_host.empty() ? it->second : whatif::with_added_host(it->second, extra_host);
@@ -448,8 +451,7 @@ int main(int argc, char** argv) {
           w.batch = spec.batch.value_or(*batch);
         }
         compose_all(w.predictions, tt, applied.step.extra_host_us, w.batch ? std::optional<int>(static_cast<int>(*w.batch)) : std::nullopt);
-        for (const Device* d : dests)
-          w.fits.push_back(!w.memory || w.memory->total_bytes() <= whatif::usable_memory_share * d->memory_gib * 1073741824.0);
+        for (const Device* d : dests) w.fits.push_back(!w.memory || w.memory->fits(*d));
         what_if = std::move(w);
       }
       for (const auto& n : notes) std::cerr << "habitat: warning: " << n << "\n";

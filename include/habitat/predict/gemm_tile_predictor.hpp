@@ -27,6 +27,20 @@ namespace habitat::gemm {
   return 1.0;
 }
 
+// The GEMM each trace operation is (or sits in), as the tile model sees it; nothing for other operations.
+[[nodiscard]] inline std::vector<std::optional<Shape>> op_shapes(const Trace& t) {
+  std::vector<std::optional<Shape>> out(t.ops.size());
+  const auto qs = mlp::op_queries(t);
+  for (std::size_t i = 0; i < qs.size(); ++i) {
+    const auto& q = qs[i];
+    if (!q || (q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)) continue;
+    Shape s{q->dims[0], q->dims[1], q->dims[2], q->dims[3], q->op == ops::OpKind::linear, q->op == ops::OpKind::linear};
+    s.elem_bytes = ops::dtype_bytes(q->dtype);
+    out[i] = s;
+  }
+  return out;
+}
+
 // Which GEMM kernels the tile model takes: every one, or only those whose launch cannot run on the
 // destination (the library would pick another kernel there: predict the operation, not the launch).
 enum class TileUse { every_gemm, unfit_launches };
@@ -36,16 +50,7 @@ template <class Base>
 class TilePredictor {
  public:
   TilePredictor(Base base, const Trace& t, TileUse use = TileUse::unfit_launches, Params params = fitted)
-      : base_(std::move(base)), use_(use), params_(params), shape_(t.ops.size()), cache_(t.ops.size()) {
-    const auto qs = mlp::op_queries(t);
-    for (std::size_t i = 0; i < qs.size(); ++i) {
-      const auto& q = qs[i];
-      if (!q || (q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)) continue;
-      Shape s{q->dims[0], q->dims[1], q->dims[2], q->dims[3], q->op == ops::OpKind::linear, q->op == ops::OpKind::linear};
-      s.elem_bytes = ops::dtype_bytes(q->dtype);
-      shape_[i] = s;
-    }
-  }
+      : base_(std::move(base)), use_(use), params_(params), shape_(op_shapes(t)), cache_(t.ops.size()) {}
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
     const KernelPrediction base = base_.predict(k, w, origin, dest);

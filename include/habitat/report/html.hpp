@@ -417,9 +417,9 @@ inline void what_if(std::ostream& os, const HtmlInput& in) {
   }
   table(os, "what-if", {"GPU", "as traced ms", "what-if ms", "what-if GPU active ms", "what-if samples/s", "memory"}, rows);
   if (w.memory)
-    os << "<p>Estimated peak memory of the what-if step: " << num(w.memory->total_bytes() / (1024.0 * 1024 * 1024), "%.2f") << " GiB (parameters, "
-       << "gradients and optimizer states " << num(w.memory->parameter_bytes / (1024.0 * 1024 * 1024), "%.2f") << " GiB, activations "
-       << num(w.memory->activation_bytes / (1024.0 * 1024 * 1024), "%.2f") << " GiB).</p>\n";
+    os << "<p>Estimated peak memory of the what-if step: " << num(w.memory->total_bytes() / whatif::bytes_per_gib, "%.2f") << " GiB (parameters, "
+       << "gradients and optimizer states " << num(w.memory->parameter_bytes / whatif::bytes_per_gib, "%.2f") << " GiB, activations "
+       << num(w.memory->activation_bytes / whatif::bytes_per_gib, "%.2f") << " GiB).</p>\n";
   if (!w.notes.empty()) list(os, w.notes);
 }
 

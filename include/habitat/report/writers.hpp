@@ -115,8 +115,8 @@ struct OriginSummary {
   }
   boost::json::object memory;
   if (w.memory)
-    memory = {{"parameter_gib", w.memory->parameter_bytes / 1073741824.0}, {"activation_gib", w.memory->activation_bytes / 1073741824.0},
-              {"total_gib", w.memory->total_bytes() / 1073741824.0}};
+    memory = {{"parameter_gib", w.memory->parameter_bytes / whatif::bytes_per_gib}, {"activation_gib", w.memory->activation_bytes / whatif::bytes_per_gib},
+              {"total_gib", w.memory->total_bytes() / whatif::bytes_per_gib}};
   boost::json::array notes;
   for (const auto& n : w.notes) notes.push_back(boost::json::string(n));
   return {{"changes", w.label},
@@ -168,8 +168,9 @@ inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vecto
 inline void write_what_if_table(std::ostream& os, const std::vector<PredictedTrace>& ps, const WhatIfSummary& w) {
   os << "\nwhat if " << w.label << " (predicted the same way; as traced -> what-if)\n";
   if (w.memory)
-    os << "  estimated peak memory " << fmt("%.2f", w.memory->total_bytes() / 1073741824.0) << " GiB (parameters, gradients and optimizer "
-       << fmt("%.2f", w.memory->parameter_bytes / 1073741824.0) << ", activations " << fmt("%.2f", w.memory->activation_bytes / 1073741824.0) << ")\n";
+    os << "  estimated peak memory " << fmt("%.2f", w.memory->total_bytes() / whatif::bytes_per_gib) << " GiB (parameters, gradients and optimizer "
+       << fmt("%.2f", w.memory->parameter_bytes / whatif::bytes_per_gib) << ", activations " << fmt("%.2f", w.memory->activation_bytes / whatif::bytes_per_gib)
+       << ")\n";
   for (const auto& n : w.notes) os << "  note: " << n << "\n";
   char line[320];
   std::snprintf(line, sizeof line, "%-24s %22s %8s %22s %11s\n", "device", "iteration ms", "change", "GPU active ms", "samples/s");

@@ -14,9 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "habitat/mlp/trace_ops.hpp"
-#include "habitat/predict/gemm_tile.hpp"
 #include "habitat/predict/gemm_tile_fit.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
 #include "habitat/predict/kernel_work.hpp"
 #include "habitat/whatif/batch_dim.hpp"
 #include "habitat/whatif/kernel_resize.hpp"
@@ -29,6 +28,8 @@ struct Transformed {
   int kernels_changed = 0;         // kernels whose time the transform changed
   int tile_changes = 0;            // GEMMs whose tile the library would change
   std::vector<double> extra_host_us;  // per kernel: host work added before the call that launches it
+
+  [[nodiscard]] static Transformed unchanged(const Trace& t) { return {t, {}, 0, 0, std::vector<double>(t.kernels.size(), 0)}; }
 };
 
 [[nodiscard]] inline std::string report_mb(double bytes) {
@@ -39,20 +40,6 @@ struct Transformed {
 
 namespace detail {
 
-// The shape of the GEMM an operation is (or sits in), for the tile model.
-[[nodiscard]] inline std::vector<std::optional<gemm::Shape>> gemm_shapes(const Trace& t) {
-  std::vector<std::optional<gemm::Shape>> out(t.ops.size());
-  const auto qs = mlp::op_queries(t);
-  for (std::size_t i = 0; i < qs.size(); ++i) {
-    const auto& q = qs[i];
-    if (!q || (q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)) continue;
-    gemm::Shape s{q->dims[0], q->dims[1], q->dims[2], q->dims[3], q->op == ops::OpKind::linear, q->op == ops::OpKind::linear};
-    s.elem_bytes = ops::dtype_bytes(q->dtype);
-    out[i] = s;
-  }
-  return out;
-}
-
 [[nodiscard]] inline std::string tile_name(const gemm::Tile& t) {
   return std::to_string(static_cast<int>(t.tm)) + "x" + std::to_string(static_cast<int>(t.tn));
 }
@@ -60,7 +47,7 @@ namespace detail {
 }  // namespace detail
 
 [[nodiscard]] inline Transformed scale_batch(const Trace& t, const Device& origin, std::int64_t from, std::int64_t to) {
-  Transformed out{t, {}, 0, 0, std::vector<double>(t.kernels.size(), 0)};
+  Transformed out = Transformed::unchanged(t);
   if (from == to) return out;
   const auto params = parameter_shapes(t);
   // Per operation: elements of its tensor operands before and after, and whether any carries the batch.
@@ -78,7 +65,7 @@ namespace detail {
     return op;
   };
   const double r = static_cast<double>(to) / static_cast<double>(from);
-  const auto g0 = detail::gemm_shapes(t), g1 = detail::gemm_shapes(out.trace);
+  const auto g0 = gemm::op_shapes(t), g1 = gemm::op_shapes(out.trace);
   std::set<int> tile_checked;  // GEMM operations already compared
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];

@@ -9,11 +9,14 @@
 #include <set>
 #include <vector>
 
+#include "habitat/predict/op_cost.hpp"
 #include "habitat/trace/trace.hpp"
 
 namespace habitat::whatif {
 
 using Shape = std::vector<std::int64_t>;
+using cost::bytes_of;  // a tensor argument's bytes (predict/op_cost.hpp)
+using cost::numel;
 
 // Shapes of the model's parameters: a tensor of one of them is a parameter, its gradient or an optimizer
 // state, and carries no batch.
@@ -23,6 +26,14 @@ using Shape = std::vector<std::int64_t>;
     if (op.name == "torch::autograd::AccumulateGrad" && !op.inputs.empty() && !op.inputs.front().shape.empty())
       out.insert(op.inputs.front().shape);
   return out;
+}
+
+// Bytes of the model's parameters (as many as of their gradients).
+[[nodiscard]] inline double parameter_bytes(const Trace& t) {
+  double b = 0;
+  for (const auto& op : t.ops)
+    if (op.name == "torch::autograd::AccumulateGrad" && !op.inputs.empty()) b += bytes_of(op.inputs.front());
+  return b;
 }
 
 // The batch dimension of a tensor of shape `s` in a step of `batch` samples: the first dimension equal to
@@ -42,12 +53,6 @@ using Shape = std::vector<std::int64_t>;
 [[nodiscard]] inline Shape rescaled(Shape s, std::int64_t from, std::int64_t to, const std::set<Shape>& params) {
   if (const auto d = batch_dim(s, from, params)) s[*d] = s[*d] / from * to;
   return s;
-}
-
-[[nodiscard]] inline double numel(const Shape& s) {
-  double n = 1;
-  for (const auto x : s) n *= static_cast<double>(x);
-  return s.empty() ? 0 : n;
 }
 
 }  // namespace habitat::whatif

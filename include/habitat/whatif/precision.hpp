@@ -54,16 +54,20 @@ enum class Autocast { lower, fp32, promote };
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
+// The forward operation of a backward one (its autocast class and parameters are the forward's); itself else.
+[[nodiscard]] inline const Operation& forward_of(const Trace& t, int op) {
+  const Operation& o = t.ops[static_cast<std::size_t>(op)];
+  return o.backward && o.forward >= 0 ? t.ops[static_cast<std::size_t>(o.forward)] : o;
+}
+
 // The class of a framework operation, found at the outermost operation autocast sees (the one a user's
 // code called); backward operations take their forward's.
 [[nodiscard]] inline Autocast autocast_class(const Trace& t, int op) {
   op = top_level_op(t, op);
   if (op < 0) return Autocast::promote;
-  const Operation* o = &t.ops[static_cast<std::size_t>(op)];
-  if (o->backward && o->forward >= 0) o = &t.ops[static_cast<std::size_t>(o->forward)];
   // The forward op a backward op maps to may itself sit inside a wrapper; look at it and its children's
   // names through the label: the first listed name in the subtree wins.
-  const int root = static_cast<int>(o - t.ops.data());
+  const int root = static_cast<int>(&forward_of(t, op) - t.ops.data());
   for (std::size_t i = static_cast<std::size_t>(root); i < t.ops.size(); ++i) {
     if (i != static_cast<std::size_t>(root) && top_level_op(t, static_cast<int>(i)) != top_level_op(t, root)) break;
     if (in_list(t.ops[i].name, autocast_lower)) return Autocast::lower;
@@ -120,11 +124,13 @@ namespace detail {
 }  // namespace detail
 
 [[nodiscard]] inline Transformed autocast(const Trace& t, const Device& origin, const PrecisionOptions& opt) {
-  Transformed out{t, {}, 0, 0, std::vector<double>(t.kernels.size(), 0)};
+  Transformed out = Transformed::unchanged(t);
   const auto work = kernel_work(t);
   const auto params = parameter_shapes(t);
   const char* elem = opt.to == Precision::fp16 ? "c10::Half" : "c10::BFloat16";
-  const double elem_bytes = 2;
+  const double elem_bytes = ops::dtype_bytes(elem), fp32_bytes = ops::dtype_bytes("float");
+  // A pass over `bytes` at the origin's sustained bandwidth, no shorter than the shortest cast.
+  auto pass_us = [&](double bytes) { return std::max(cast_kernel_min_us, roofline_sustained(0, bytes, Precision::fp32, origin).memory_us); };
   std::vector<int> classes(t.ops.size(), -1);
   auto cls = [&](int op) {
     if (op < 0) return Autocast::promote;
@@ -144,13 +150,14 @@ namespace detail {
     if (c == Autocast::fp32) continue;
     const bool math = habitat::detail::is_math_kernel(k.name);
     double ratio = 0.5;  // lower-precision data: half the bytes
-    const bool backward = top_level_op(t, k.op) >= 0 && t.ops[static_cast<std::size_t>(top_level_op(t, k.op))].backward;
+    const int top = top_level_op(t, k.op);
+    const bool backward = top >= 0 && t.ops[static_cast<std::size_t>(top)].backward;
     if (const MeasuredFactor* f = detail::exception(t, k.op)) {
       ratio = factor(*f, opt.to, backward);
     } else if (math && c == Autocast::lower) {
       const KernelWork& w = work[i];
       const double before = roofline_sustained(w.flops, w.bytes, w.precision, origin).bound_us();
-      const double after = roofline_sustained(w.flops, w.bytes * elem_bytes / 4, opt.to, origin).bound_us();
+      const double after = roofline_sustained(w.flops, w.bytes * elem_bytes / fp32_bytes, opt.to, origin).bound_us();
       ratio = before > 0 && after > 0 ? after / before : 0.5;
     } else if (math) {
       continue;  // a math kernel outside autocast's list keeps its precision
@@ -159,16 +166,12 @@ namespace detail {
     if (k.kind != GpuWorkKind::kernel) nk.bytes = k.bytes * ratio;
     ++out.kernels_changed;
     // The casts of this op's parameters, before its first kernel.
-    const int top = top_level_op(t, k.op);
     if (c == Autocast::lower && top >= 0 && first_kernel_of_op[static_cast<std::size_t>(top)]) {
       first_kernel_of_op[static_cast<std::size_t>(top)] = 0;
-      const Operation& o = t.ops[static_cast<std::size_t>(top)].backward && t.ops[static_cast<std::size_t>(top)].forward >= 0
-                               ? t.ops[static_cast<std::size_t>(t.ops[static_cast<std::size_t>(top)].forward)]
-                               : t.ops[static_cast<std::size_t>(top)];
-      for (const auto& a : o.inputs)
+      for (const auto& a : forward_of(t, top).inputs)
         if (params.count(a.shape)) {
-          const double bytes = numel(a.shape) * (4 + elem_bytes);
-          nk.duration_us += std::max(cast_kernel_min_us, bytes / (origin.sustained_bandwidth_gbps() * 1e3));
+          const double bytes = numel(a.shape) * (fp32_bytes + elem_bytes);
+          nk.duration_us += pass_us(bytes);
           out.extra_host_us[i] += opt.cast_host_us;
           ++casts;
           cast_bytes += bytes;
@@ -181,12 +184,10 @@ namespace detail {
   // FP16: GradScaler unscales and checks every gradient once per step (one multi-tensor pass over FP32
   // gradients, reading them and writing them), before the optimizer.
   if (opt.to == Precision::fp16) {
-    double grad_bytes = 0;
-    for (const auto& op : t.ops)
-      if (op.name == "torch::autograd::AccumulateGrad" && !op.inputs.empty()) grad_bytes += numel(op.inputs.front().shape) * 4;
+    const double grad_bytes = parameter_bytes(t);
     for (std::size_t i = 0; i < t.kernels.size(); ++i)
       if (t.kernels[i].op >= 0 && detail::parameter_side(t, t.kernels[i].op) && t.kernels[i].name.find("multi_tensor_apply") != std::string::npos) {
-        out.trace.kernels[i].duration_us += 2 * cast_kernel_min_us + 2 * grad_bytes / (origin.sustained_bandwidth_gbps() * 1e3);
+        out.trace.kernels[i].duration_us += 2 * cast_kernel_min_us + roofline_sustained(0, 2 * grad_bytes, Precision::fp32, origin).memory_us;
         out.extra_host_us[i] += 4 * opt.cast_host_us;  // scale, unscale_, update: a few small host ops
         out.notes.push_back("GradScaler's unscale and inf check over " + report_mb(grad_bytes) + " of gradients");
         break;

@@ -21,7 +21,6 @@ namespace habitat::whatif {
 struct Spec {
   std::optional<std::int64_t> batch;
   std::optional<Precision> precision;
-  [[nodiscard]] bool empty() const { return !batch && !precision; }
   [[nodiscard]] std::string label() const {
     std::string s;
     if (batch) s += "batch=" + std::to_string(*batch);
@@ -46,10 +45,9 @@ struct Spec {
       s.batch = n;
     } else if (key == "precision") {
       if (s.precision) throw make_error(a, "--what-if", "precision is given twice");
-      if (value == "bf16") s.precision = Precision::bf16;
-      else if (value == "fp16") s.precision = Precision::fp16;
-      else if (value == "fp32") s.precision = Precision::fp32;
-      else throw make_error(a, "--what-if precision", "must be bf16, fp16 or fp32 (autocast's lower precisions, or none)");
+      for (const Precision p : {Precision::bf16, Precision::fp16, Precision::fp32})
+        if (value == to_string(p)) s.precision = p;
+      if (!s.precision) throw make_error(a, "--what-if precision", "must be bf16, fp16 or fp32 (autocast's lower precisions, or none)");
     } else {
       throw make_error(a, "--what-if", "unknown key '" + key + "' (known: batch, precision)");
     }
@@ -73,7 +71,7 @@ struct Applied {
 
 // `traced_batch`: the trace's samples per step (--batch); needed for batch=N and for the memory estimate.
 [[nodiscard]] inline Applied apply(const Trace& t, const Device& origin, const Spec& spec, std::optional<std::int64_t> traced_batch) {
-  Transformed x{t, {}, 0, 0, std::vector<double>(t.kernels.size(), 0)};
+  Transformed x = Transformed::unchanged(t);
   std::int64_t batch = traced_batch.value_or(0);
   if (spec.batch) {
     if (!traced_batch) throw make_error(t.source, "--what-if batch", "needs the trace's own batch: give --batch B");
