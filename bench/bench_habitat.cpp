@@ -1,6 +1,11 @@
 // Speed of parsing and prediction, as ratios within one run (see README): parsing a fixture trace, and
-// predicting it onto one GPU and onto the whole catalog.
+// predicting it onto one GPU and onto the whole catalog; reading a large generated trace against only
+// decompressing it; prediction cost per kernel and GPU as the step grows.
 #include <benchmark/benchmark.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
@@ -10,6 +15,7 @@
 #if HABITAT_HAS_TORCH
 #include "habitat/libtorch/torch_backend.hpp"
 #endif
+#include "large_trace.hpp"
 
 namespace {
 const std::string kTrace = std::string(HABITAT_FIXTURES) + "/kineto/h100/resnet50_fp32_b32.json.gz";
@@ -81,6 +87,143 @@ BENCHMARK(BM_PredictCatalogHybrid<habitat::mlp::EigenBackend>)->Unit(benchmark::
 #if HABITAT_HAS_TORCH
 BENCHMARK(BM_PredictCatalogHybrid<habitat::libtorch::TorchBackend>)->Unit(benchmark::kMillisecond);
 #endif
+// ---- a large trace: HABITAT_BENCH_STEPS copies (default 106, 300 MB of JSON) of a 3 MB recorded step ----
+const std::string& large_trace() {
+  static const std::string path = [] {
+    const char* env = std::getenv("HABITAT_BENCH_STEPS");
+    const int steps = env ? std::atoi(env) : 106;
+    const auto p = std::filesystem::temp_directory_path() / ("habitat_bench_" + std::to_string(steps) + "_steps.json.gz");
+    if (!std::filesystem::exists(p)) habitat::bench::repeat_step(std::string(HABITAT_FIXTURES) + "/kineto/h100/resnet50_bf16_b64.json.gz", p, steps);
+    return p.string();
+  }();
+  return path;
+}
+
+// What `zcat` does: decompress the file and discard it. The reader's target is 1.5x this.
+void BM_InflateOnly(benchmark::State& s) {
+  std::vector<char> buf(1 << 20);
+  std::size_t bytes = 0;
+  for (auto _ : s) {
+    gzFile in = gzopen(large_trace().c_str(), "rb");
+    bytes = 0;
+    for (int n; (n = gzread(in, buf.data(), static_cast<unsigned>(buf.size()))) > 0;) bytes += static_cast<std::size_t>(n);
+    gzclose(in);
+  }
+  s.counters["MB"] = double(bytes) / 1e6;
+}
+BENCHMARK(BM_InflateOnly)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_ReadLargeTrace(benchmark::State& s) {
+  for (auto _ : s) benchmark::DoNotOptimize(habitat::kineto::read_trace(large_trace()));
+}
+BENCHMARK(BM_ReadLargeTrace)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// 100k ProfilerSteps that launch nothing, then a recorded one: step selection must stay near-linear.
+void BM_ReadManyEmptySteps(benchmark::State& s) {
+  static const std::string path = [] {
+    const auto p = std::filesystem::temp_directory_path() / "habitat_bench_100k_empty_steps.json.gz";
+    if (!std::filesystem::exists(p)) habitat::bench::many_empty_steps(kTrace, p, 100000);
+    return p.string();
+  }();
+  for (auto _ : s) benchmark::DoNotOptimize(habitat::kineto::read_trace(path));
+}
+BENCHMARK(BM_ReadManyEmptySteps)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// ---- prediction cost per kernel and GPU as a step grows from about 1k to 32k kernels ----
+// The fixture's step repeated `copies` times within one step: kernels, calls and operations with their
+// links shifted, so every kernel is a real one with a real operation.
+habitat::Trace repeated(const habitat::Trace& t, int copies) {
+  habitat::Trace r = t;
+  r.kernels.clear();
+  r.calls.clear();
+  r.ops.clear();
+  const double period = t.iteration_us();
+  for (int c = 0; c < copies; ++c) {
+    const int ops = static_cast<int>(r.ops.size()), calls = static_cast<int>(r.calls.size());
+    for (auto op : t.ops) {
+      op.start_us += c * period;
+      if (op.parent >= 0) op.parent += ops;
+      if (op.forward >= 0) op.forward += ops;
+      r.ops.push_back(std::move(op));
+    }
+    for (auto call : t.calls) {
+      call.start_us += c * period;
+      if (call.op >= 0) call.op += ops;
+      r.calls.push_back(std::move(call));
+    }
+    for (auto k : t.kernels) {
+      k.start_us += c * period;
+      if (k.op >= 0) k.op += ops;
+      if (k.call >= 0) k.call += calls;
+      r.kernels.push_back(std::move(k));
+    }
+  }
+  r.step_duration_us = copies * period;
+  return r;
+}
+
+// `prepare(t, origin)` runs once per trace (what depends on the origin only); `make(...)` per GPU.
+template <class Prepare, class Make>
+void per_kernel_gpu(benchmark::State& s, Prepare prepare, Make make) {
+  const Loaded l;
+  const int copies = std::max<int>(1, static_cast<int>(s.range(0) / static_cast<std::int64_t>(l.t.kernels.size())));
+  const habitat::Trace t = repeated(l.t, copies);
+  const auto work = habitat::kernel_work(t);
+  const auto& devices = l.cat.devices();
+  for (auto _ : s) {
+    const auto once = prepare(t, l.origin);
+    for (const auto& d : devices) benchmark::DoNotOptimize(make(once, t, work, l.origin, d));
+  }
+  // Time per kernel and GPU: flat as the step grows when nothing per destination depends on its size twice.
+  s.counters["ns_per_kernel_gpu"] = benchmark::Counter(double(t.kernels.size() * devices.size()),
+                                                       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  s.counters["kernels"] = double(t.kernels.size());
+}
+
+const auto& shipped_models() {
+  static const auto models = habitat::mlp::ModelSet<habitat::mlp::EigenBackend>::load_dir(std::string(HABITAT_FIXTURES) + "/../models");
+  return models;
+}
+
+// Roofline scaling with the origin's labels computed once (as the CLI does).
+void BM_PerKernelGpu_Roofline(benchmark::State& s) {
+  per_kernel_gpu(
+      s, [](const auto& t, const auto&) { return habitat::kernel_labels(t); },
+      [](const auto& labels, const auto& t, const auto& w, const auto& o, const auto& d) {
+        return habitat::predict_trace(t, w, labels, o, d, habitat::RooflineScaling{});
+      });
+}
+BENCHMARK(BM_PerKernelGpu_Roofline)->RangeMultiplier(4)->Range(1 << 10, 1 << 15)->Unit(benchmark::kMillisecond);
+
+// The CLI's hybrid predictor, origin-only work (labels, GEMM shapes, the MLPs' origin predictions) once...
+struct HybridOnce {
+  habitat::KernelLabels labels;
+  std::vector<std::optional<habitat::gemm::Shape>> shapes;
+  habitat::mlp::OriginPlan<habitat::mlp::EigenBackend> plan;
+};
+void BM_PerKernelGpu_Hybrid(benchmark::State& s) {
+  per_kernel_gpu(
+      s,
+      [](const auto& t, const auto& o) {
+        return HybridOnce{habitat::kernel_labels(t), habitat::gemm::op_shapes(t), habitat::mlp::OriginPlan(shipped_models(), t, o)};
+      },
+      [](const HybridOnce& once, const auto& t, const auto& w, const auto& o, const auto& d) {
+        const habitat::mlp::HybridPredictor h(habitat::RooflineScaling{}, once.plan, d);
+        return habitat::predict_trace(t, w, once.labels, o, d, habitat::gemm::TilePredictor(h, once.shapes));
+      });
+}
+BENCHMARK(BM_PerKernelGpu_Hybrid)->RangeMultiplier(4)->Range(1 << 10, 1 << 15)->Unit(benchmark::kMillisecond);
+
+// ...against redoing it for every destination (the one-destination API).
+void BM_PerKernelGpu_HybridPerDestination(benchmark::State& s) {
+  per_kernel_gpu(
+      s, [](const auto&, const auto&) { return 0; },
+      [](int, const auto& t, const auto& w, const auto& o, const auto& d) {
+        const habitat::mlp::HybridPredictor h(habitat::RooflineScaling{}, shipped_models(), t, o, d);
+        return habitat::predict_trace(t, w, o, d, habitat::gemm::TilePredictor(h, t));
+      });
+}
+BENCHMARK(BM_PerKernelGpu_HybridPerDestination)->RangeMultiplier(4)->Range(1 << 10, 1 << 15)->Unit(benchmark::kMillisecond);
 }  // namespace
 
 BENCHMARK_MAIN();

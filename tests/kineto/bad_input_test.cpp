@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -53,6 +54,12 @@ TEST_CASE("bad traces give errors naming the file and the problem", "[kineto][er
   SECTION("truncated gzip") {
     const std::string p = test::write_temp("cut.json.gz", good.substr(0, good.size() / 2));
     CHECK_THROWS_WITH(kineto::read_trace(p), Contains("cut.json.gz") && (Contains("truncated") || Contains("decompress")));
+  }
+  SECTION("gzip without its trailer (the JSON inside is whole)") {
+    for (const std::size_t cut : {1, 4, 8}) {
+      const std::string p = test::write_temp("no_trailer.json.gz", good.substr(0, good.size() - cut));
+      CHECK_THROWS_WITH(kineto::read_trace(p), Contains("no_trailer.json.gz") && Contains("ends early"));
+    }
   }
   SECTION("truncated JSON") {
     const std::string p = test::write_temp("cut.json", tiny_trace(true, true, true).substr(0, 150));
@@ -130,6 +137,9 @@ TEST_CASE("non-finite numbers and launches beyond CUDA's limits are errors, not 
       {R"("grid": [16, 1, 1])", R"("grid": [16, 70000, 1])"},
       {R"("block": [256, 1, 1])", R"("block": [2048, 1, 1])"},
       {R"("block": [256, 1, 1])", R"("block": [512, 4, 1])"},
+      {R"("block": [256, 1, 1])", R"("block": [1, 1, 128])"},
+      {R"("block": [256, 1, 1])", R"("block": [256.5, 1, 1])"},
+      {R"("ts": 40, "dur": 5)", R"("ts": 40, "dur": 1e400)"},
       {R"("registers per thread": 16)", R"("registers per thread": 1e12)"},
       {R"("shared memory": 0)", R"("shared memory": -5)"},
       {R"("shared memory": 0)", R"("shared memory": 1e30)"},
@@ -138,6 +148,22 @@ TEST_CASE("non-finite numbers and launches beyond CUDA's limits are errors, not 
     INFO(to);
     const std::string p = test::write_temp("bad_number.json", with(from, to));
     CHECK_THROWS_WITH(kineto::read_trace(p), Contains("bad_number.json") && Contains("event #"));
+  }
+  // A negative duration is an error for every kind of event.
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{R"("ts": 10, "dur": 20)", R"("ts": 10, "dur": -20)"},
+                                 {R"("ts": 0, "dur": 100)", R"("ts": 0, "dur": -100)"}}) {
+    const std::string p = test::write_temp("negative_dur.json", with(from, to));
+    CHECK_THROWS_WITH(kineto::read_trace(p), Contains("negative_dur.json") && Contains("negative duration"));
+  }
+  // The same kernel event twice is counted once, with a warning.
+  {
+    const std::string kernel = base.substr(base.find(R"({"ph": "X", "cat": "Kernel")"));
+    const std::string twice = with(kernel, kernel.substr(0, kernel.size() - 2) + ", " + kernel);
+    const Trace once = kineto::read_trace(test::write_temp("kernel_once.json", base));
+    const Trace t = kineto::read_trace(test::write_temp("kernel_twice.json", twice));
+    CHECK(t.kernels.size() == once.kernels.size());
+    CHECK(t.gpu_active_us() == once.gpu_active_us());
+    CHECK(std::any_of(t.warnings.begin(), t.warnings.end(), [](const std::string& w) { return w.find("appear twice") != std::string::npos; }));
   }
   // Device properties beyond an int are taken as missing, not cast.
   const std::string p = test::write_temp("huge_props.json", with(R"("numSms": 80)", R"("numSms": 1e300)"));

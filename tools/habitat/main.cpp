@@ -30,6 +30,7 @@
 #include "habitat/mlp/hybrid.hpp"
 #include "habitat/predict/gemm_tile_predictor.hpp"
 #include "predictors.hpp"
+#include "suggest.hpp"
 
 namespace {
 
@@ -107,16 +108,24 @@ std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<Kernel
                                         const std::vector<const Device*>& dests, const Common& c) {
   std::vector<PredictedTrace> out;
   const auto predictor = cli::make_predictor(c.scaling, c.waves, c.gamma);
+  // What depends on the trace and the origin only is computed once, not per destination.
+  const KernelLabels labels = kernel_labels(t);
+  const bool tiles = c.predictor != "scaling" && c.predictor != "wave";
+  const auto shapes = tiles ? gemm::op_shapes(t) : std::vector<std::optional<gemm::Shape>>{};
   std::optional<mlp::ModelSet<mlp::EigenBackend>> models;
-  if (c.predictor == "hybrid") models = cli::load_models(c.models);
+  std::optional<mlp::OriginPlan<mlp::EigenBackend>> plan;
+  if (c.predictor == "hybrid") {
+    models = cli::load_models(c.models, c.quiet);
+    plan.emplace(*models, t, origin);
+  }
   for (const Device* d : dests)
     out.push_back(std::visit(
         [&](const auto& p) {
-          if (c.predictor == "scaling" || c.predictor == "wave") return predict_trace(t, work, origin, *d, p);
+          if (!tiles) return predict_trace(t, work, labels, origin, *d, p);
           const auto use = c.predictor == "tile" ? gemm::TileUse::every_gemm : gemm::TileUse::unfit_launches;
-          if (!models) return predict_trace(t, work, origin, *d, gemm::TilePredictor(p, t, use));
-          const mlp::HybridPredictor hybrid(p, *models, t, origin, *d);
-          auto r = predict_trace(t, work, origin, *d, gemm::TilePredictor(hybrid, t, use));
+          if (!plan) return predict_trace(t, work, labels, origin, *d, gemm::TilePredictor(p, shapes, use));
+          const mlp::HybridPredictor hybrid(p, *plan, *d);
+          auto r = predict_trace(t, work, labels, origin, *d, gemm::TilePredictor(hybrid, shapes, use));
           r.model_declined_ops = hybrid.declined_ops();
           r.model_declined_reason = hybrid.declined_reason();
           return r;
@@ -348,24 +357,10 @@ int main(int argc, char** argv) {
   // A mistyped command gets a suggestion, not CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
     const std::string given = argv[1];
-    std::string best;
-    std::size_t best_d = 3;  // suggest within two edits
-    bool known = false;
-    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-      const std::string& name = sub->get_name();
-      known |= name == given;
-      std::vector<std::size_t> row(name.size() + 1);
-      for (std::size_t j = 0; j <= name.size(); ++j) row[j] = j;
-      for (std::size_t i = 1; i <= given.size(); ++i) {
-        std::size_t prev = row[0]++;
-        for (std::size_t j = 1; j <= name.size(); ++j) {
-          const std::size_t cur = row[j];
-          row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (given[i - 1] != name[j - 1])});
-          prev = cur;
-        }
-      }
-      if (row.back() < best_d) best_d = row.back(), best = name;
-    }
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    const bool known = std::find(names.begin(), names.end(), given) != names.end();
+    const std::string best = cli::nearest(given, names);
     if (!known) {
       std::cerr << "habitat: unknown command '" << given << "'" << (best.empty() ? "" : "; did you mean '" + best + "'?")
                 << " (habitat --help lists them)\n";
@@ -376,7 +371,19 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every usage error exits 2, as documented (not CLI11's own codes).
-    return app.exit(e) == 0 ? 0 : 2;
+    if (app.exit(e) == 0) return 0;
+    // A mistyped flag: name the flag it was probably meant to be.
+    std::vector<std::string> flags;
+    for (const CLI::App* a : app.get_subcommands([](const CLI::App*) { return true; }))
+      for (const CLI::Option* o : a->get_options())
+        for (const auto& n : o->get_lnames()) flags.push_back("--" + n);
+    for (int i = 1; i < argc; ++i) {
+      const std::string arg = std::string(argv[i]).substr(0, std::string(argv[i]).find('='));
+      if (!arg.starts_with("--") || std::find(flags.begin(), flags.end(), arg) != flags.end()) continue;
+      if (const std::string best = cli::nearest(arg, flags); !best.empty())
+        std::cerr << "habitat: unknown option '" << arg << "'; did you mean '" << best << "'?\n";
+    }
+    return 2;
   }
 
   try {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -21,10 +22,17 @@ struct PredictOpsArgs {
   std::string csv, out, from, origin_column, models;
 };
 
-// Where the shipped weights are: --models, else $HABITAT_MODELS, else the build's models/ folder.
+// Where the shipped weights are: --models, else $HABITAT_MODELS, else share/habitat/models beside an
+// installed binary (found from the binary's own path, so an installed tree can move), else the source
+// tree's models/ for a binary run from its build folder.
 [[nodiscard]] inline std::string model_dir(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("HABITAT_MODELS")) return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    if (const auto installed = self.parent_path().parent_path() / "share" / "habitat" / "models"; std::filesystem::is_directory(installed, ec))
+      return installed.string();
 #ifdef HABITAT_DEFAULT_MODELS
   return HABITAT_DEFAULT_MODELS;
 #else
@@ -32,10 +40,12 @@ struct PredictOpsArgs {
 #endif
 }
 
-[[nodiscard]] inline mlp::ModelSet<mlp::EigenBackend> load_models(const std::string& flag) {
+// `quiet` false: says which folder the models came from (the install test checks it).
+[[nodiscard]] inline mlp::ModelSet<mlp::EigenBackend> load_models(const std::string& flag, bool quiet = true) {
   const auto dir = model_dir(flag);
   auto set = mlp::ModelSet<mlp::EigenBackend>::load_dir(dir);
   if (set.empty()) throw make_error(dir, "", "no *.safetensors operation models here (--models DIR or HABITAT_MODELS names the folder)");
+  if (!quiet) std::cerr << "habitat: operation models from " << dir << "\n";
   return set;
 }
 

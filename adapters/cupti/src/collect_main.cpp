@@ -28,7 +28,8 @@ fs::path default_injection(const char* argv0) {
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) self = fs::absolute(argv0);
-  for (auto dir : {self.parent_path(), self.parent_path() / ".." / "lib"})
+  // Beside this program in a build folder; in the install's library folder (lib/ or lib/<triplet>/).
+  for (auto dir : {self.parent_path(), self.parent_path().parent_path() / HABITAT_INSTALL_LIBDIR})
     if (fs::exists(dir / "libhabitat_cupti_inject.so")) return fs::canonical(dir / "libhabitat_cupti_inject.so");
   return {};
 }

@@ -2,8 +2,9 @@
 // The device catalog: built-in GPUs (data/devices.json, embedded at build time) plus user files that add
 // or override devices. Lookup accepts names, aliases and the CUDA device names traces carry.
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -16,6 +17,25 @@
 #include "habitat/device/device.hpp"
 
 namespace habitat {
+
+namespace detail::plausible {
+// Plausible bounds of what a device file says (the built-in catalog spans 192-8000 GB/s, 14-170 SMs,
+// 1063-2520 MHz, 64-128 FP32 lanes and 256-16384 tensor FLOP/clk per SM): room for GPUs past and to come,
+// while a figure many orders of magnitude off is refused.
+inline constexpr Range clock_mhz{10, 10000, "MHz"};
+inline constexpr Range clock_or_default_mhz{10, 10000, "MHz", true};  // 0: the boost clock
+inline constexpr Range bandwidth_gbps{1, 100000, "GB/s"};
+inline constexpr Range link_gbps{0.01, 100000, "GB/s"};
+inline constexpr Range fp32_lanes{1, 10000, "lanes"};
+inline constexpr Range fp64_lanes{0.01, 10000, "lanes"};
+inline constexpr Range tensor_per_clk{1, 1e6, "FLOP per clock per SM", true};  // 0: no such datapath
+inline constexpr Range peak_tflops{1e-3, 1e6, "TFLOPS"};
+inline constexpr Range memory_gib{0, 100000, "GiB"};
+inline constexpr Range l2_mib{0, 100000, "MiB"};
+inline constexpr Range power_w{1, 100000, "W"};
+inline constexpr Range usd_per_hour{0, 10000, "USD per hour"};
+inline constexpr long max_shared_mem = 1L << 30;  // 1 GiB per SM or block: thousands of times today's 228 KiB
+}  // namespace detail::plausible
 
 // Lower case without vendor prefixes, spaces, dashes or underscores: "NVIDIA H100 80GB HBM3" -> "h10080gbhbm3".
 [[nodiscard]] inline std::string normalize_device_name(std::string_view s) {
@@ -125,22 +145,20 @@ class Catalog {
     return nullptr;
   }
 
+  // Whole numbers that the occupancy calculator takes as int or size_t: bounded so none overflows there.
   static OccupancyLimits parse_limits(const boost::json::object& o, OccupancyLimits l, const detail::JsonPlace& at) {
-    auto set_int = [&](std::string_view key, auto& field) {
-      if (auto v = detail::opt_number(o, key, at)) {
-        if (*v <= 0) throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be positive");
-        field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
-      }
+    auto set = [&](std::string_view key, auto& field, auto lo, auto hi, std::string_view unit) {
+      if (auto v = detail::opt_whole<std::remove_reference_t<decltype(field)>>(o, key, at, lo, hi, unit)) field = *v;
     };
-    set_int("max_threads_per_block", l.max_threads_per_block);
-    set_int("max_threads_per_sm", l.max_threads_per_sm);
-    set_int("regs_per_block", l.regs_per_block);
-    set_int("regs_per_sm", l.regs_per_sm);
-    set_int("warp_size", l.warp_size);
-    set_int("shared_mem_per_block", l.shared_mem_per_block);
-    set_int("shared_mem_per_sm", l.shared_mem_per_sm);
-    set_int("shared_mem_per_block_optin", l.shared_mem_per_block_optin);
-    if (auto v = detail::opt_number(o, "reserved_shared_mem_per_block", at)) l.reserved_shared_mem_per_block = static_cast<long>(*v);
+    set("max_threads_per_block", l.max_threads_per_block, 1, 1 << 16, "threads");
+    set("max_threads_per_sm", l.max_threads_per_sm, 1, 1 << 16, "threads");
+    set("regs_per_block", l.regs_per_block, 1, 1 << 24, "registers");
+    set("regs_per_sm", l.regs_per_sm, 1, 1 << 24, "registers");
+    set("warp_size", l.warp_size, 1, 1024, "threads");
+    set("shared_mem_per_block", l.shared_mem_per_block, 1L, detail::plausible::max_shared_mem, "bytes");
+    set("shared_mem_per_sm", l.shared_mem_per_sm, 1L, detail::plausible::max_shared_mem, "bytes");
+    set("shared_mem_per_block_optin", l.shared_mem_per_block_optin, 1L, detail::plausible::max_shared_mem, "bytes");
+    set("reserved_shared_mem_per_block", l.reserved_shared_mem_per_block, 0L, detail::plausible::max_shared_mem, "bytes");
     return l;
   }
 
@@ -158,19 +176,10 @@ class Catalog {
       return &p->get_object();
     };
     auto whole = [&](const boost::json::object& p, std::string_view key, int lo, int hi, std::string_view in) -> int {
-      auto x = detail::opt_number(p, key, {at.file, at.place + "." + std::string(in)});
-      if (!x) return 0;
-      if (!(*x >= lo && *x <= hi && *x == std::floor(*x)))
-        throw make_error(at.file, at.place + "." + std::string(in), "field '" + std::string(key) + "' must be a whole number from " +
-                                                                      std::to_string(lo) + " to " + std::to_string(hi));
-      return static_cast<int>(*x);
+      return detail::opt_whole(p, key, {at.file, at.place + "." + std::string(in)}, lo, hi).value_or(0);
     };
     auto gbps = [&](const boost::json::object& p, std::string_view key, std::string_view in) -> double {
-      auto x = detail::opt_number(p, key, {at.file, at.place + "." + std::string(in)});
-      if (!x) return 0;
-      if (!(std::isfinite(*x) && *x > 0 && *x < 1e5))
-        throw make_error(at.file, at.place + "." + std::string(in), "field '" + std::string(key) + "' must be a positive number of GB/s below 100000");
-      return *x;
+      return detail::opt_number_in(p, key, {at.file, at.place + "." + std::string(in)}, detail::plausible::link_gbps).value_or(0);
     };
     if (const auto* p = part("nvlink")) {
       ic.nvlink_generation = whole(*p, "generation", 1, 20, "nvlink");
@@ -211,8 +220,8 @@ class Catalog {
     }
     if (auto cc = opt_string(o, "compute_capability", at)) {
       int major = 0, minor = 0;
-      if (std::sscanf(cc->c_str(), "%d.%d", &major, &minor) != 2 || major <= 0)
-        throw make_error(at.file, at.place, "compute_capability must look like \"9.0\", got \"" + *cc + "\"");
+      if (!parse_compute_capability(*cc, major, minor))
+        throw make_error(at.file, detail::field_place(at, "compute_capability"), "must look like \"9.0\" (major 1 to 99, minor 0 to 99), got \"" + *cc + "\"");
       d.cc_major = major;
       d.cc_minor = minor;
       if (const OccupancyLimits* l = limits_for(major, minor)) d.limits = *l;
@@ -221,35 +230,26 @@ class Catalog {
     }
     if (const auto* l = o.if_contains("limits")) {
       if (!l->is_object()) throw make_error(at.file, at.place, "field 'limits' must be an object");
-      d.limits = parse_limits(l->get_object(), d.limits, at);
+      d.limits = parse_limits(l->get_object(), d.limits, {at.file, at.place + ".limits"});
     }
-    auto num = [&](std::string_view key, double& field) {
-      if (auto v = opt_number(o, key, at)) field = *v;
+    // Every figure within its plausible range where given; a clock of 0 means "the boost clock" (it resets
+    // an override), a tensor rate of 0 "no such datapath".
+    auto num = [&](std::string_view key, double& field, const detail::Range& r) {
+      if (auto v = detail::opt_number_in(o, key, at, r)) field = *v;
     };
-    if (auto v = opt_number(o, "sms", at)) {
-      if (!(*v >= 1 && *v <= 100000 && *v == std::floor(*v))) throw make_error(at.file, at.place, "field 'sms' must be a whole number from 1 to 100000");
-      d.sms = static_cast<int>(*v);
-    }
-    num("base_clock_mhz", d.base_clock_mhz);
-    num("boost_clock_mhz", d.boost_clock_mhz);
-    num("memory_gib", d.memory_gib);
-    num("bandwidth_gbps", d.bandwidth_spec_gbps);
-    if (auto v = opt_number(o, "measured_bandwidth_gbps", at)) d.bandwidth_measured_gbps = *v;
+    if (auto v = detail::opt_whole(o, "sms", at, 1, 100000, "SMs")) d.sms = *v;
+    num("base_clock_mhz", d.base_clock_mhz, detail::plausible::clock_or_default_mhz);
+    num("boost_clock_mhz", d.boost_clock_mhz, detail::plausible::clock_mhz);
+    num("memory_gib", d.memory_gib, detail::plausible::memory_gib);
+    num("bandwidth_gbps", d.bandwidth_spec_gbps, detail::plausible::bandwidth_gbps);
+    if (auto v = detail::opt_number_in(o, "measured_bandwidth_gbps", at, detail::plausible::bandwidth_gbps)) d.bandwidth_measured_gbps = *v;
     if (auto v = opt_string(o, "measured_bandwidth_source", at)) d.bandwidth_measured_source = *v;
-    // The per-SM physics must be positive where given; a clock of 0 means "the boost clock" (it resets an
-    // override), a tensor rate of 0 "no such datapath".
-    for (std::string_view key : {"fp32_lanes_per_sm", "fp64_lanes_per_sm", "tdp_w"})
-      if (auto v = opt_number(o, key, at); v && !(*v > 0))
-        throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be a positive number");
-    for (std::string_view key : {"tensor_clock_mhz", "sustained_clock_mhz"})
-      if (auto v = opt_number(o, key, at); v && !(*v >= 0))
-        throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be 0 (the boost clock) or a positive number");
-    num("tensor_clock_mhz", d.tensor_clock_mhz);
-    num("sustained_clock_mhz", d.sustained_clock_mhz);
+    num("tensor_clock_mhz", d.tensor_clock_mhz, detail::plausible::clock_or_default_mhz);
+    num("sustained_clock_mhz", d.sustained_clock_mhz, detail::plausible::clock_or_default_mhz);
     if (auto v = opt_string(o, "sustained_clock_source", at)) d.sustained_clock_source = *v;
-    num("fp32_lanes_per_sm", d.fp32_lanes_per_sm);
-    num("fp64_lanes_per_sm", d.fp64_lanes_per_sm);
-    num("tdp_w", d.tdp_w);
+    num("fp32_lanes_per_sm", d.fp32_lanes_per_sm, detail::plausible::fp32_lanes);
+    num("fp64_lanes_per_sm", d.fp64_lanes_per_sm, detail::plausible::fp64_lanes);
+    num("tdp_w", d.tdp_w, detail::plausible::power_w);
     if (const auto* t = o.if_contains("tensor_flops_per_clk_per_sm")) {
       if (!t->is_object()) throw make_error(at.file, at.place, "field 'tensor_flops_per_clk_per_sm' must be an object");
       const detail::JsonPlace tat{at.file, at.place + ".tensor_flops_per_clk_per_sm"};
@@ -257,25 +257,33 @@ class Catalog {
         if (key != "tf32" && key != "fp16" && key != "bf16" && key != "fp8")
           throw make_error(tat.file, tat.place, "unknown datapath '" + std::string(key) + "' (tf32, fp16, bf16, fp8)");
       for (auto [key, field] : {std::pair{"tf32", &d.tensor.tf32}, {"fp16", &d.tensor.fp16}, {"bf16", &d.tensor.bf16}, {"fp8", &d.tensor.fp8}})
-        if (auto v = opt_number(t->get_object(), key, tat)) {
-          if (!(*v >= 0)) throw make_error(tat.file, tat.place, std::string("'") + key + "' must be 0 (none) or positive");
-          *field = *v;
-        }
+        if (auto v = detail::opt_number_in(t->get_object(), key, tat, detail::plausible::tensor_per_clk)) *field = *v;
     }
     if (const auto* ds = o.if_contains("datasheet")) {
       if (!ds->is_object()) throw make_error(at.file, at.place, "field 'datasheet' must be an object of peak figures");
       for (const auto& [key, v] : ds->get_object())
-        if (auto x = opt_number(ds->get_object(), key, {at.file, at.place + ".datasheet"})) d.datasheet[std::string(key)] = *x;
+        if (auto x = detail::opt_number_in(ds->get_object(), key, {at.file, at.place + ".datasheet"}, detail::plausible::peak_tflops))
+          d.datasheet[std::string(key)] = *x;
     }
     // Peak figures from a user file (the older schema) become per-SM rates, so every peak is derived alike.
+    // The rates they give must be plausible per SM too: 1000 TFLOPS from one SM at 10 MHz is a typo.
     const double sm_ghz = d.sms * d.boost_clock_mhz * 1e-3;
-    if (auto v = opt_number(o, "fp32_tflops", at); v && sm_ghz > 0) d.fp32_lanes_per_sm = *v * 1e3 / (2 * sm_ghz);
+    auto derived = [&](std::string_view key, double per_sm, const detail::Range& r) {
+      if (!(per_sm >= r.lo && per_sm <= r.hi))
+        throw make_error(at.file, detail::field_place(at, key), "gives " + detail::number_text(per_sm) + " " + std::string(r.unit) + " on " +
+                                                                   std::to_string(d.sms) + " SMs at " + detail::number_text(d.boost_clock_mhz) +
+                                                                   " MHz; expected " + detail::describe(r));
+      return per_sm;
+    };
+    if (auto v = detail::opt_number_in(o, "fp32_tflops", at, detail::plausible::peak_tflops); v && sm_ghz > 0)
+      d.fp32_lanes_per_sm = derived("fp32_tflops", *v * 1e3 / (2 * sm_ghz), detail::plausible::fp32_lanes);
     for (auto [key, field] : {std::pair{"tf32_tflops", &d.tensor.tf32}, {"fp16_tflops", &d.tensor.fp16}, {"bf16_tflops", &d.tensor.bf16}})
-      if (auto v = opt_number(o, key, at); v && sm_ghz > 0) {
+      if (auto v = detail::opt_number_in(o, key, at, detail::plausible::peak_tflops); v && sm_ghz > 0) {
         const double per_clk = *v * 1e3 / (d.sms * (d.tensor_clock_mhz > 0 ? d.tensor_clock_mhz : d.boost_clock_mhz) * 1e-3);
-        *field = per_clk > 2 * d.fp32_lanes_per_sm * 1.01 ? per_clk : 0;  // equal to FP32: no tensor datapath
+        // Equal to FP32 (or below): no tensor datapath.
+        *field = per_clk > 2 * d.fp32_lanes_per_sm * 1.01 ? derived(key, per_clk, detail::plausible::tensor_per_clk) : 0;
       }
-    num("l2_mib", d.l2_mib);
+    num("l2_mib", d.l2_mib, detail::plausible::l2_mib);
     if (auto v = opt_string(o, "source", at)) d.source = *v;
     if (auto v = opt_string(o, "validation", at)) d.validation = *v;
     if (auto v = opt_string(o, "reference_host", at)) d.reference_host = *v;
@@ -284,7 +292,7 @@ class Catalog {
       if (!p->is_object()) throw make_error(at.file, at.place, "field 'price' must be an object");
       const auto& po = p->get_object();
       const detail::JsonPlace pat{at.file, at.place + ".price"};
-      d.price = Price{detail::number(po, "usd_per_hour", pat), opt_string(po, "date", pat).value_or(""),
+      d.price = Price{detail::number_in(po, "usd_per_hour", pat, detail::plausible::usd_per_hour), opt_string(po, "date", pat).value_or(""),
                       opt_string(po, "source", pat).value_or("")};
     }
     // A device must be usable by wave scaling and the roofline: refuse half-filled rows here, not later.
@@ -295,10 +303,21 @@ class Catalog {
     }
     if (!(d.fp32_lanes_per_sm > 0))
       throw make_error(at.file, at.place, "field 'fp32_lanes_per_sm' (or 'fp32_tflops') must be a positive number");
-    if (d.bandwidth_measured_gbps && !(*d.bandwidth_measured_gbps > 0))
-      throw make_error(at.file, at.place, "field 'measured_bandwidth_gbps' must be a positive number");
     if (d.base_clock_mhz <= 0) d.base_clock_mhz = d.boost_clock_mhz;
     return d;
+  }
+
+  // "9.0", "10.0", "12.1": digits, one dot, digits; nothing else (sscanf took "9.0abc" and overflowed on
+  // long digit runs).
+  static bool parse_compute_capability(std::string_view cc, int& major, int& minor) {
+    const auto dot = cc.find('.');
+    if (dot == std::string_view::npos) return false;
+    auto whole = [](std::string_view s, int& out) {
+      if (s.empty() || s.size() > 2 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+      (void)std::from_chars(s.data(), s.data() + s.size(), out);
+      return true;
+    };
+    return whole(cc.substr(0, dot), major) && whole(cc.substr(dot + 1), minor) && major >= 1;
   }
 
   std::vector<Device> devices_;

@@ -98,6 +98,12 @@ struct FlopCounts {
   }
 };
 
+// Bounds of one kernel's counters as read from a file: a kernel that moves an exabyte or does 1e21 FLOPs
+// (a million seconds on a petaFLOPS GPU) means a corrupt file. Within them, the mean over a billion folded
+// launches cannot overflow.
+inline constexpr double max_kernel_bytes = 1e18, max_kernel_flops = 1e21, max_kernel_ns = 1e15;
+inline constexpr int max_folded_launches = 1000000000;
+
 struct MeasuredKernel {
   KernelKey key;
   std::string name;  // as the profiler printed it

@@ -4,11 +4,13 @@
 #include <boost/json.hpp>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
-#include "habitat/detail/json_text.hpp"
 #include "habitat/detail/json_fields.hpp"
+#include "habitat/detail/json_text.hpp"
+#include "habitat/detail/launch_limits.hpp"
 #include "habitat/metrics/measured_kernel.hpp"
 
 namespace habitat {
@@ -28,7 +30,10 @@ namespace detail {
   for (std::size_t i = 0; i < 3; ++i) {
     const auto& e = v->get_array()[i];
     if (!e.is_int64() && !e.is_uint64()) throw make_error(at.file, at.place, "field '" + std::string(key) + "' must hold integers");
-    *out[i] = e.to_number<std::int64_t>();
+    // Above int64's range Boost.JSON keeps a uint64, which to_number would refuse with an exception of its own.
+    if (e.is_uint64() && e.get_uint64() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      throw make_error(at.file, at.place, "field '" + std::string(key) + "' holds " + std::to_string(e.get_uint64()) + ", beyond any launch");
+    *out[i] = e.is_int64() ? e.get_int64() : static_cast<std::int64_t>(e.get_uint64());
     if (*out[i] < 1) throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be positive");
   }
   return d;
@@ -41,6 +46,10 @@ namespace detail {
     throw make_error(at.file, at.place, "field '" + std::string(key) + "' must be a finite number >= 0");
   return v;
 }
+
+inline constexpr Range kernel_bytes{0, max_kernel_bytes, "bytes"};
+inline constexpr Range kernel_flops{0, max_kernel_flops, "FLOPs"};
+inline constexpr Range kernel_ns{0, max_kernel_ns, "ns"};
 
 }  // namespace detail
 
@@ -104,7 +113,7 @@ namespace detail {
     p.driver_version = detail::opt_string(o, "driver_version", at).value_or("");
     p.workload = detail::opt_string(o, "workload", at).value_or("");
     p.collected_at = detail::opt_string(o, "collected_at", at).value_or("");
-    p.collection_seconds = detail::opt_number(o, "collection_seconds", at);
+    p.collection_seconds = detail::opt_number_in(o, "collection_seconds", at, {0, 1e9, "seconds"});
   }
   if (set.provenance.device.empty())
     throw make_error(file, "measured_on.device", "missing: a metric file must say which GPU it was measured on");
@@ -125,12 +134,13 @@ namespace detail {
     m.key.name = normalize_kernel_name(m.name);
     m.key.grid = detail::dim3_from(o, "grid", at);
     m.key.block = detail::dim3_from(o, "block", at);
-    m.key.smem_dynamic = static_cast<long>(detail::non_negative(o, "smem_dynamic", at));
-    if (auto s = detail::opt_number(o, "smem_static", at)) m.key.smem_static = static_cast<long>(*s);
-    m.dram_read_bytes = detail::non_negative(o, "dram_read_bytes", at);
-    m.dram_write_bytes = detail::non_negative(o, "dram_write_bytes", at);
-    m.duration_ns = detail::non_negative(o, "duration_ns", at);
-    m.launches = static_cast<int>(detail::non_negative(o, "launches", at, 1));
+    if (auto bad = detail::launch_limit_violation(m.key.grid, m.key.block)) throw make_error(at.file, at.place, *bad);
+    m.key.smem_dynamic = detail::opt_whole(o, "smem_dynamic", at, 0L, detail::max_shared_mem_per_block, "bytes").value_or(0);
+    m.key.smem_static = detail::opt_whole(o, "smem_static", at, 0L, detail::max_shared_mem_per_block, "bytes");
+    m.dram_read_bytes = detail::opt_number_in(o, "dram_read_bytes", at, detail::kernel_bytes).value_or(0);
+    m.dram_write_bytes = detail::opt_number_in(o, "dram_write_bytes", at, detail::kernel_bytes).value_or(0);
+    m.duration_ns = detail::opt_number_in(o, "duration_ns", at, detail::kernel_ns).value_or(0);
+    m.launches = detail::opt_whole(o, "launches", at, 1, max_folded_launches).value_or(1);
     m.flops_spread = detail::non_negative(o, "flops_spread", at);
     if (const auto* f = o.if_contains("flops")) {
       if (!f->is_object()) throw make_error(at.file, at.place + ".flops", "expected an object of FLOPs by kind");
@@ -138,12 +148,16 @@ namespace detail {
         bool known = false;
         for (auto k : all_flop_kinds)
           if (name == to_string(k)) {
-            m.flops[k] = detail::non_negative(f->get_object(), name, {file, at.place + ".flops"});
+            m.flops[k] = detail::opt_number_in(f->get_object(), name, {file, at.place + ".flops"}, detail::kernel_flops).value_or(0);
             known = true;
           }
         if (!known) throw make_error(at.file, at.place + ".flops", "unknown FLOP kind '" + std::string(name) + "'");
       }
     }
+    // Entries of one launch configuration fold into one, their launches summed: that sum must fit too.
+    if (const auto* prev = set.find(m.key); prev && prev->launches > max_folded_launches - m.launches)
+      throw make_error(at.file, at.place + ".launches", "with the earlier entries of this kernel, more than " +
+                                                           std::to_string(max_folded_launches) + " launches");
     set.add(m);
   }
   return set;

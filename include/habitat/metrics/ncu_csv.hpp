@@ -6,6 +6,7 @@
 #include <cxxabi.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <fstream>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "habitat/detail/csv.hpp"
+#include "habitat/detail/launch_limits.hpp"
+#include "habitat/detail/number_text.hpp"
 #include "habitat/error.hpp"
 #include "habitat/metrics/counters.hpp"
 #include "habitat/metrics/measured_kernel.hpp"
@@ -130,14 +133,23 @@ struct NcuImportOptions {
     if (!block) throw make_error(file, place + ", column 'Block Size'", "not a launch dimension: '" + f[c_block] + "'");
     m.key.grid = *grid;
     m.key.block = *block;
-    auto num = [&](int c) {
+    if (auto bad = detail::launch_limit_violation(m.key.grid, m.key.block)) throw make_error(file, place, *bad);
+    // In base units (bytes, ns, counts) and within a kernel's plausible bounds: a unit prefix times a large
+    // number can overflow to infinity, and shared memory becomes an integer.
+    auto num = [&](int c, double max) {
       const auto v = detail::parse_csv_number(f[c]);
       if (!v || *v < 0) throw make_error(file, place + ", column '" + header[c] + "'", "not a non-negative number: '" + f[c] + "'");
+      if (!(*v * factor[c] <= max))
+        throw make_error(file, place + ", column '" + header[c] + "'", "'" + f[c] + "' is more than " + detail::number_text(max) + " in base units");
       return *v * factor[c];
     };
-    if (c_dyn >= 0) m.key.smem_dynamic = static_cast<long>(num(c_dyn));
-    if (c_static >= 0) m.key.smem_static = static_cast<long>(num(c_static));
-    for (auto [c, r] : counter_cols) counters::apply(m, *r, num(c));
+    auto max_of = [](const counters::Rule& r) {
+      return r.target == counters::Target::duration ? max_kernel_ns : r.target == counters::Target::flops ? max_kernel_flops : max_kernel_bytes;
+    };
+    const auto smem_max = static_cast<double>(detail::max_shared_mem_per_block);
+    if (c_dyn >= 0) m.key.smem_dynamic = std::lround(num(c_dyn, smem_max));
+    if (c_static >= 0) m.key.smem_static = std::lround(num(c_static, smem_max));
+    for (auto [c, r] : counter_cols) counters::apply(m, *r, num(c, max_of(*r)));
     if (c_dev >= 0 && !f[c_dev].empty()) {
       if (set.provenance.device.empty()) set.provenance.device = f[c_dev];
       else if (opt.device.empty() && set.provenance.device != f[c_dev])

@@ -15,45 +15,86 @@
 
 namespace habitat::mlp {
 
-template <class Wave, MlpBackend B>
-  requires KernelPredictor<Wave>
-class HybridPredictor {
+// What depends on the trace and the origin only, computed once for any number of destinations: each
+// distinct operation configuration (traces repeat shapes: layers, blocks, steps), the trace operations
+// that have it, and the model's origin prediction for it.
+template <MlpBackend B>
+class OriginPlan {
  public:
-  HybridPredictor(Wave wave, const ModelSet<B>& models, const Trace& t, const Device& origin, const Device& dest)
-      : wave_(std::move(wave)), ratio_(t.ops.size()) {
-    // Traces repeat shapes (layers, blocks, steps): each distinct configuration goes through the MLP once,
-    // batched per operation kind, and its ratio goes to every trace operation that has it.
+  struct Config {
+    OpQuery query;
+    std::vector<std::size_t> ops;        // trace operations with this configuration
+    std::optional<double> origin_ms;     // the model on the origin; empty outside its training range
+  };
+  struct Group {
+    const OpModel<B>* model;
+    std::vector<Config> configs;
+  };
+
+  OriginPlan(const ModelSet<B>& models, const Trace& t, const Device& origin) : origin_(&origin), ops_(t.ops.size()) {
     using Key = std::tuple<ops::Pass, ops::DataType, ops::Dims>;
-    std::map<ops::OpKind, std::map<Key, std::pair<OpQuery, std::vector<std::size_t>>>> distinct;
+    std::map<ops::OpKind, std::map<Key, Config>> distinct;
     const auto queries = op_queries(t);
     // GEMMs are left to the physics (roofline scaling and the tile model): the shipped linear/bmm MLPs
     // learned NeuSight's public rows with their N and K swapped (README, "Learned operation models").
     for (std::size_t i = 0; i < queries.size(); ++i)
       if (const auto& q = queries[i]; q && models.find(q->op) && q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)
-        distinct[q->op].try_emplace(Key{q->pass, q->dtype, q->dims}, *q, std::vector<std::size_t>{}).first->second.second.push_back(i);
-    for (const auto& [op, configs] : distinct) {
+        distinct[q->op].try_emplace(Key{q->pass, q->dtype, q->dims}, Config{*q, {}, {}}).first->second.ops.push_back(i);
+    for (auto& [op, configs] : distinct) {
+      Group g{models.find(op), {}};
       std::vector<OpQuery> qs;
-      for (const auto& [key, entry] : configs) qs.push_back(entry.first);
-      const auto& m = *models.find(op);
-      const auto d = m.predict_checked(qs, dest), o = m.predict_checked(qs, origin);
+      for (auto& [key, c] : configs) qs.push_back(c.query);
+      const auto o = g.model->predict_checked(qs, origin);
       std::size_t j = 0;
-      for (const auto& [key, entry] : configs) {
+      for (auto& [key, c] : configs) {
+        c.origin_ms = o[j++];
+        g.configs.push_back(std::move(c));
+      }
+      groups_.push_back(std::move(g));
+    }
+  }
+
+  [[nodiscard]] const std::vector<Group>& groups() const { return groups_; }
+  [[nodiscard]] const Device& origin() const { return *origin_; }
+  [[nodiscard]] std::size_t trace_ops() const { return ops_; }
+
+ private:
+  const Device* origin_;
+  std::size_t ops_;
+  std::vector<Group> groups_;
+};
+
+template <class Wave, MlpBackend B>
+  requires KernelPredictor<Wave>
+class HybridPredictor {
+ public:
+  // The destination's side only: one batched model call per operation kind.
+  HybridPredictor(Wave wave, const OriginPlan<B>& plan, const Device& dest) : wave_(std::move(wave)), ratio_(plan.trace_ops()) {
+    for (const auto& g : plan.groups()) {
+      std::vector<OpQuery> qs;
+      for (const auto& c : g.configs) qs.push_back(c.query);
+      const auto d = g.model->predict_checked(qs, dest);
+      for (std::size_t j = 0; j < qs.size(); ++j) {
+        const auto& c = g.configs[j];
         // Outside the training domain on either GPU, or no finite ratio: the model steps aside and the
         // base predictor answers, which is counted and explained.
-        if (d[j] && o[j] && std::isfinite(*d[j] / *o[j])) {
-          for (auto i : entry.second) ratio_[i] = *d[j] / *o[j];
+        if (d[j] && c.origin_ms && std::isfinite(*d[j] / *c.origin_ms)) {
+          for (auto i : c.ops) ratio_[i] = *d[j] / *c.origin_ms;
         } else {
-          declined_ops_ += entry.second.size();
+          declined_ops_ += c.ops.size();
           if (declined_reason_.empty()) {
-            auto why = m.outside_training(qs[j], dest);
-            if (!why) why = m.outside_training(qs[j], origin);
+            auto why = g.model->outside_training(qs[j], dest);
+            if (!why) why = g.model->outside_training(qs[j], plan.origin());
             declined_reason_ = why.value_or("no finite prediction");
           }
         }
-        ++j;
       }
     }
   }
+
+  // One destination, the origin's side computed here.
+  HybridPredictor(Wave wave, const ModelSet<B>& models, const Trace& t, const Device& origin, const Device& dest)
+      : HybridPredictor(std::move(wave), OriginPlan<B>(models, t, origin), dest) {}
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
     if (k.kind == GpuWorkKind::kernel && k.op >= 0 && ratio_[static_cast<std::size_t>(k.op)])

@@ -2,6 +2,7 @@
 // Rows of operation configurations from CSV: habitat-collect's files (op from the file name, GPU from
 // the "# habitat.opdata/1 gpu=..." line) and the public NeuSight layout (OPName, Device, Latency and
 // the op's dimension columns). Other columns are kept verbatim so rows can be written back.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -52,6 +53,8 @@ struct OpCsvOptions {
   bool require_latency = false;
   bool skip_failed = false;       // collector rows without a latency (out of memory, invalid)
 };
+
+inline constexpr double max_op_dim = 1099511627776.0;  // 2^40
 
 namespace detail {
 inline int find_column(const std::vector<std::string>& header, std::string_view name) {
@@ -133,9 +136,12 @@ inline std::string opdata_gpu(const std::string& comment) {
         int c = detail::find_column(h, s.dims[i]);
         if (c < 0 && s.dims[i] == "Kernel_Size") c = detail::find_column(h, "Kernel_Szie");  // NeuSight's spelling
         if (c < 0) throw make_error(path, "header", "no column '" + std::string(s.dims[i]) + "' for " + std::string(s.name));
+        // Sizes, flags and counts are whole numbers; 2^40 is far above any dimension a GPU holds (the
+        // datasets reach 65519) and far below what turns a FLOP count infinite.
         const auto v = habitat::detail::parse_csv_number(r.fields[static_cast<std::size_t>(c)]);
-        if (!v || *v < 0)
-          throw make_error(path, where + ", column " + std::string(s.dims[i]), "'" + r.fields[static_cast<std::size_t>(c)] + "' is not a size");
+        if (!v || !(*v >= 0 && *v <= max_op_dim && *v == std::floor(*v)))
+          throw make_error(path, where + ", column " + std::string(s.dims[i]),
+                           "'" + r.fields[static_cast<std::size_t>(c)] + "' is not a size (a whole number from 0 to 2^40)");
         r.dims[static_cast<std::size_t>(i)] = *v;
       }
     }

@@ -49,8 +49,11 @@ template <class Base>
   requires KernelPredictor<Base>
 class TilePredictor {
  public:
+  // `shapes` is op_shapes(t): the same for every destination, so computed once where there are several.
+  TilePredictor(Base base, std::vector<std::optional<Shape>> shapes, TileUse use = TileUse::unfit_launches, Params params = fitted)
+      : base_(std::move(base)), use_(use), params_(params), shape_(std::move(shapes)), cache_(shape_.size()) {}
   TilePredictor(Base base, const Trace& t, TileUse use = TileUse::unfit_launches, Params params = fitted)
-      : base_(std::move(base)), use_(use), params_(params), shape_(op_shapes(t)), cache_(t.ops.size()) {}
+      : TilePredictor(std::move(base), op_shapes(t), use, params) {}
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
     const KernelPrediction base = base_.predict(k, w, origin, dest);

@@ -1,6 +1,7 @@
 #pragma once
 // A trace predicted on another GPU: per-kernel times, iteration totals, throughput and breakdowns.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -74,6 +75,7 @@ struct PredictedTrace {
   }
   std::optional<double> throughput;                  // samples per second
   std::optional<double> cost_normalized_throughput;  // samples per dollar
+  std::optional<Price> price;                        // the GPU-hour price samples per dollar used, with its date and source
 };
 
 namespace detail {
@@ -119,18 +121,43 @@ inline std::vector<BreakdownRow> sorted_rows(std::map<std::string, BreakdownRow>
   return kp;
 }
 
+// Each kernel's operation label ("AddmmBackward0"), as an index into the distinct labels: the same for
+// every destination, so computed once per trace.
+struct KernelLabels {
+  std::vector<std::string> names;
+  std::vector<int> of_kernel;  // index into names, per kernel
+};
+
+[[nodiscard]] inline KernelLabels kernel_labels(const Trace& t) {
+  KernelLabels l;
+  std::map<std::string, int> index;
+  std::vector<int> of_op(t.ops.size() + 1, -1);  // last slot: kernels with no operation
+  l.of_kernel.reserve(t.kernels.size());
+  for (const Kernel& k : t.kernels) {
+    int& slot = of_op[k.op >= 0 && static_cast<std::size_t>(k.op) < t.ops.size() ? static_cast<std::size_t>(k.op) : t.ops.size()];
+    if (slot < 0) {
+      auto [it, fresh] = index.try_emplace(operation_label(t, k.op), static_cast<int>(l.names.size()));
+      if (fresh) l.names.push_back(it->first);
+      slot = it->second;
+    }
+    l.of_kernel.push_back(slot);
+  }
+  return l;
+}
+
 // Predicts every kernel on the destination: times, their sum (GPU active time) and breakdowns. The
-// iteration is composed from them by the simulator (sim::compose), separately.
+// iteration is composed from them by the simulator (sim::compose), separately. `labels` is
+// kernel_labels(t), shared by every destination.
 template <class Predictor>
   requires KernelPredictor<Predictor>
-[[nodiscard]] PredictedTrace predict_trace(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
-                                           const Device& dest, const Predictor& p) {
+[[nodiscard]] PredictedTrace predict_trace(const Trace& t, const std::vector<KernelWork>& work, const KernelLabels& labels,
+                                           const Device& origin, const Device& dest, const Predictor& p) {
   PredictedTrace out;
   out.device = dest.name;
   out.origin_gpu_active_us = t.gpu_active_us();
   out.kernels.reserve(t.kernels.size());
-  std::map<std::string, BreakdownRow> by_op, by_method;
-  std::map<int, std::string> labels;
+  std::vector<BreakdownRow> by_label(labels.names.size());
+  std::array<BreakdownRow, std::size(all_methods)> by_method_index{};
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
     std::optional<double> coll;
@@ -138,17 +165,28 @@ template <class Predictor>
     const KernelPrediction kp = coll ? KernelPrediction{*coll, Method::collective} : guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
     out.gpu_active_us += kp.duration_us;
-    auto [it, fresh] = labels.try_emplace(k.op);
-    if (fresh) it->second = operation_label(t, k.op);
-    for (auto* row : {&by_op[it->second], &by_method[to_string(kp.method)]}) {
+    for (auto* row : {&by_label[static_cast<std::size_t>(labels.of_kernel[i])], &by_method_index[static_cast<std::size_t>(kp.method)]}) {
       row->origin_us += k.duration_us;
       row->predicted_us += kp.duration_us;
       ++row->kernels;
     }
   }
+  std::map<std::string, BreakdownRow> by_op, by_method;
+  for (std::size_t i = 0; i < by_label.size(); ++i)
+    if (by_label[i].kernels > 0) by_op[labels.names[i]] = by_label[i];
+  for (const Method m : all_methods)
+    if (by_method_index[static_cast<std::size_t>(m)].kernels > 0) by_method[to_string(m)] = by_method_index[static_cast<std::size_t>(m)];
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);
   return out;
+}
+
+// One destination: the labels computed here.
+template <class Predictor>
+  requires KernelPredictor<Predictor>
+[[nodiscard]] PredictedTrace predict_trace(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
+                                           const Device& dest, const Predictor& p) {
+  return predict_trace(t, work, kernel_labels(t), origin, dest, p);
 }
 
 }  // namespace habitat

@@ -96,6 +96,8 @@ struct OriginSummary {
                      {"data_parallel", p.data_parallel ? boost::json::value(data_parallel_json(*p.data_parallel, p.iteration_us)) : boost::json::value(nullptr)},
                      {"throughput", opt_json(p.throughput)},
                      {"cost_normalized_throughput", opt_json(p.cost_normalized_throughput)},
+                     {"price", p.price ? boost::json::value({{"usd_per_hour", p.price->usd_per_hour}, {"date", p.price->date}, {"source", p.price->source}})
+                                       : boost::json::value(nullptr)},
                      {"breakdown", breakdown_json(p)},
                      {"trust", {{"methods", p.method_summary()},
                                 {"kernels_raised_to_roofline_bound", p.floored_kernels},

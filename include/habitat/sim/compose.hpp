@@ -14,10 +14,14 @@ namespace habitat::sim {
 inline void set_throughput(PredictedTrace& p, const Device& dest, std::optional<int> batch) {
   p.throughput.reset();
   p.cost_normalized_throughput.reset();
+  p.price.reset();
   if (!batch || !(p.iteration_us > 0)) return;
   const int gpus = p.data_parallel ? p.data_parallel->world_size : 1;
   p.throughput = gpus * *batch / (p.iteration_us * 1e-6);
-  if (dest.price && dest.price->usd_per_hour > 0) p.cost_normalized_throughput = *p.throughput * 3600.0 / (gpus * dest.price->usd_per_hour);
+  if (dest.price && dest.price->usd_per_hour > 0) {
+    p.cost_normalized_throughput = *p.throughput * 3600.0 / (gpus * dest.price->usd_per_hour);
+    p.price = dest.price;
+  }
 }
 
 inline void compose(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest, std::optional<int> batch = {},

@@ -1,13 +1,20 @@
 #pragma once
-// Streams a Kineto trace (.json or .json.gz) and hands each element of its top-level "traceEvents" and
-// "deviceProperties" arrays to a callback as a small boost::json::value, one at a time: a trace of
-// hundreds of MB is never held in memory as a whole, neither as text nor as a document.
+// Streams a Kineto trace (.json or .json.gz) through a SAX parser and hands each element of its top-level
+// "traceEvents" array to a sink as a RawEvent (the fields habitat reads, straight from the parser's
+// events: no JSON object is built per event), and each element of "deviceProperties" as a small JSON
+// object. Neither the text nor a document of the trace is ever held in memory as a whole.
 #include <unistd.h>
 #include <zlib.h>
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value_stack.hpp>
 
+#include <concepts>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,165 +23,504 @@
 #include <vector>
 
 #include "habitat/error.hpp"
+#include "habitat/kineto/raw_event.hpp"
 
 namespace habitat::kineto {
 
-enum class Section { trace_events, device_properties };
-using ElementSink = std::function<void(Section, const boost::json::value&)>;
+template <class S>
+concept EventSink = requires(S& s, const RawEvent& e, const boost::json::object& o) {
+  s.event(e);
+  s.device_properties(o);
+};
 
 namespace detail {
 
-class ElementHandler {
+using boost::json::string_view;
+using error_code = boost::system::error_code;
+
+// Which event field a key names. Spellings Kineto used over the years share one field; `rank` orders them
+// when a file has two (rank 0, the current spelling, wins).
+enum class Field : unsigned char {
+  none, ph, cat, name, ts, dur, tid, args,
+  correlation, stream, grid, block, registers, shared_memory, bytes, collective, nelems, group_size, dtype, sequence,
+  input_dims, input_types, input_values
+};
+
+struct Key {
+  Field field = Field::none;
+  int rank = 0;
+};
+
+// Called for every key of every event, so dispatched on the length first.
+inline Key event_key(std::string_view k) {
+  switch (k.size()) {
+    case 2: return is(k, "ph") ? Key{Field::ph} : is(k, "ts") ? Key{Field::ts} : Key{};
+    case 3: return is(k, "cat") ? Key{Field::cat} : is(k, "dur") ? Key{Field::dur} : is(k, "tid") ? Key{Field::tid} : Key{};
+    case 4: return is(k, "name") ? Key{Field::name} : is(k, "args") ? Key{Field::args} : Key{};
+    default: return {};
+  }
+}
+
+inline Key arg_key(std::string_view k) {
+  switch (k.size()) {
+    case 3: return is(k, "seq") ? Key{Field::sequence, 2} : Key{};
+    case 4: return is(k, "grid") ? Key{Field::grid} : Key{};
+    case 5: return is(k, "block") ? Key{Field::block} : is(k, "bytes") ? Key{Field::bytes} : is(k, "dtype") ? Key{Field::dtype} : Key{};
+    case 6: return is(k, "stream") ? Key{Field::stream} : Key{};
+    case 10:
+      if (is(k, "Input Dims")) return {Field::input_dims, 0};
+      if (is(k, "Input dims")) return {Field::input_dims, 1};
+      if (is(k, "input_dims")) return {Field::input_dims, 2};
+      if (is(k, "Input type")) return {Field::input_types, 0};
+      if (is(k, "input_type")) return {Field::input_types, 2};
+      return is(k, "Group size") ? Key{Field::group_size} : Key{};
+    case 11: return is(k, "correlation") ? Key{Field::correlation} : is(k, "Input types") ? Key{Field::input_types, 1} : Key{};
+    case 13: return is(k, "shared memory") ? Key{Field::shared_memory} : is(k, "In msg nelems") ? Key{Field::nelems} : Key{};
+    case 15:
+      if (is(k, "Sequence number")) return {Field::sequence, 0};
+      if (is(k, "sequence number")) return {Field::sequence, 1};
+      if (is(k, "Concrete Inputs")) return {Field::input_values, 0};
+      if (is(k, "concrete inputs")) return {Field::input_values, 1};
+      return is(k, "Collective name") ? Key{Field::collective} : Key{};
+    case 20: return is(k, "registers per thread") ? Key{Field::registers} : Key{};
+    default: return {};
+  }
+}
+
+enum class Section { none, trace_events, device_properties };
+
+// Depths count open containers: 1 the document's object, 2 a top-level array, 3 an event, 4 its "args",
+// 5 an array inside "args" ("grid", "Input Dims"), 6 an element of "Input Dims".
+template <EventSink Sink>
+class EventHandler {
  public:
   static constexpr std::size_t max_object_size = std::size_t(-1);
   static constexpr std::size_t max_array_size = std::size_t(-1);
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
-  explicit ElementHandler(ElementSink sink) : sink_(std::move(sink)) {}
+  explicit EventHandler(Sink& sink) : sink_(sink) {}
 
   bool saw_trace_events = false;
   bool top_is_object = false;
 
-  bool on_document_begin(boost::system::error_code&) { return true; }
-  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_document_begin(error_code&) { return true; }
+  bool on_document_end(error_code&) { return true; }
+  bool on_object_begin(error_code&) { return open(true); }
+  bool on_object_end(std::size_t n, error_code&) { return close(n, true); }
+  bool on_array_begin(error_code&) { return open(false); }
+  bool on_array_end(std::size_t n, error_code&) { return close(n, false); }
 
-  bool on_object_begin(boost::system::error_code&) { return open(true); }
-  bool on_object_end(std::size_t n, boost::system::error_code&) { return close(n, true); }
-  bool on_array_begin(boost::system::error_code&) { return open(false); }
-  bool on_array_end(std::size_t n, boost::system::error_code&) { return close(n, false); }
-
-  bool on_key_part(boost::json::string_view s, std::size_t, boost::system::error_code&) {
-    if (capturing()) stack_.push_chars(s);
-    else key_.append(s.data(), s.size());
+  bool on_key_part(string_view s, std::size_t, error_code&) {
+    if (props()) stack_.push_chars(s);
+    else part_.append(s.data(), s.size());
     return true;
   }
-  bool on_key(boost::json::string_view s, std::size_t, boost::system::error_code&) {
-    if (capturing()) {
+  bool on_key(string_view s, std::size_t, error_code&) {
+    if (props()) {
       stack_.push_key(s);
-    } else {
-      key_.append(s.data(), s.size());
-      if (depth_ == 1) top_key_ = key_;
-      key_.clear();
+      return true;
+    }
+    const std::string_view k = whole(s);
+    if (depth_ == 1) top_key_.assign(k);
+    else if (events() && depth_ == 3) top_ = event_key(k);
+    else if (in_args_ && depth_ == 4) arg_ = arg_key(k);
+    part_.clear();
+    return true;
+  }
+  bool on_string_part(string_view s, std::size_t, error_code&) {
+    if (props()) stack_.push_chars(s);
+    else if (events()) part_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_string(string_view s, std::size_t, error_code&) {
+    if (props()) {
+      stack_.push_string(s);
+    } else if (events()) {
+      const std::string_view v = whole(s);
+      if (Scalar* x = scalar_slot()) {
+        x->kind = Scalar::Kind::string;
+        x->text.assign(v);
+        if (x == &shape_scalar_) push_dim();
+      } else {
+        string_element(v);
+      }
+      part_.clear();
     }
     return true;
   }
-  bool on_string_part(boost::json::string_view s, std::size_t, boost::system::error_code&) {
-    if (capturing()) stack_.push_chars(s);
+  bool on_number_part(string_view, error_code&) { return true; }
+  bool on_int64(std::int64_t v, string_view, error_code&) {
+    if (props()) stack_.push_int64(v);
+    else number(static_cast<double>(v));
     return true;
   }
-  bool on_string(boost::json::string_view s, std::size_t, boost::system::error_code&) {
-    if (capturing()) stack_.push_string(s);
+  bool on_uint64(std::uint64_t v, string_view, error_code&) {
+    if (props()) stack_.push_uint64(v);
+    else number(static_cast<double>(v));
     return true;
   }
-  bool on_number_part(boost::json::string_view, boost::system::error_code&) { return true; }
-  bool on_int64(std::int64_t v, boost::json::string_view, boost::system::error_code&) {
-    if (capturing()) stack_.push_int64(v);
+  bool on_double(double v, string_view, error_code&) {
+    if (props()) stack_.push_double(v);
+    else number(v);
     return true;
   }
-  bool on_uint64(std::uint64_t v, boost::json::string_view, boost::system::error_code&) {
-    if (capturing()) stack_.push_uint64(v);
+  bool on_bool(bool v, error_code&) {
+    if (props()) stack_.push_bool(v);
+    else other();
     return true;
   }
-  bool on_double(double v, boost::json::string_view, boost::system::error_code&) {
-    if (capturing()) stack_.push_double(v);
+  bool on_null(error_code&) {
+    if (props()) stack_.push_null();
+    else other();
     return true;
   }
-  bool on_bool(bool v, boost::system::error_code&) {
-    if (capturing()) stack_.push_bool(v);
-    return true;
-  }
-  bool on_null(boost::system::error_code&) {
-    if (capturing()) stack_.push_null();
-    return true;
-  }
-  bool on_comment_part(boost::json::string_view, boost::system::error_code&) { return true; }
-  bool on_comment(boost::json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment_part(string_view, error_code&) { return true; }
+  bool on_comment(string_view, error_code&) { return true; }
 
  private:
-  // depth_ counts open containers; elements of interest sit at depth 2 inside a wanted top-level array.
-  [[nodiscard]] bool capturing() const { return section_.has_value() && depth_ >= 3; }
+  [[nodiscard]] bool events() const { return section_ == Section::trace_events && depth_ >= 3; }
+  [[nodiscard]] bool props() const { return section_ == Section::device_properties && depth_ >= 3; }
+
+  std::string_view whole(string_view s) {
+    if (part_.empty()) return {s.data(), s.size()};
+    part_.append(s.data(), s.size());
+    return part_;
+  }
+
+  // The scalar a value at the current place fills, if it is one of the fields kept as a single scalar.
+  Scalar* scalar_slot() {
+    if (!event_object_) return nullptr;
+    if (depth_ == 3) {
+      switch (top_.field) {
+        case Field::ph: return &ev_.ph;
+        case Field::cat: return &ev_.cat;
+        case Field::name: return &ev_.name;
+        case Field::ts: return &ev_.ts;
+        case Field::dur: return &ev_.dur;
+        case Field::tid: return &ev_.tid;
+        default: return nullptr;
+      }
+    }
+    if (depth_ == 4 && in_args_) {
+      switch (arg_.field) {
+        case Field::correlation: return &ev_.correlation;
+        case Field::stream: return &ev_.stream;
+        case Field::registers: return &ev_.registers;
+        case Field::shared_memory: return &ev_.shared_memory;
+        case Field::bytes: return &ev_.bytes;
+        case Field::collective: return &ev_.collective;
+        case Field::nelems: return &ev_.nelems;
+        case Field::group_size: return &ev_.group_size;
+        case Field::dtype: return &ev_.dtype;
+        case Field::sequence:
+          if (arg_.rank > ev_.sequence_rank) return nullptr;
+          ev_.sequence_rank = arg_.rank;
+          return &ev_.sequence;
+        default: return nullptr;
+      }
+    }
+    if (depth_ == 5 && in_args_ && (arg_.field == Field::grid || arg_.field == Field::block)) {
+      Dims& d = arg_.field == Field::grid ? ev_.grid : ev_.block;
+      return d.n < 3 ? &d.v[d.n++] : (++d.n, nullptr);
+    }
+    if (depth_ == 6 && in_args_ && arg_.field == Field::input_dims && shape_open_) {
+      shape_scalar_.clear();
+      return &shape_scalar_;  // a dimension: the caller pushes it once it holds the value
+    }
+    return nullptr;
+  }
+
+  // A string that is an element of "Input type" or "Concrete Inputs", or a quoted dimension.
+  void string_element(std::string_view v) {
+    if (depth_ == 5 && in_args_) list_element(v);
+  }
+
+  void list_element(std::string_view v) {
+    auto put = [&](std::vector<std::string>& list, std::size_t& n) {
+      if (n < list.size()) list[n].assign(v);
+      else list.emplace_back(v);
+      ++n;
+    };
+    if (arg_.field == Field::input_types) put(ev_.types, ev_.n_types);
+    else if (arg_.field == Field::input_values) put(ev_.values, ev_.n_values);
+    else if (arg_.field == Field::input_dims) new_shape(false);  // a non-array element: an input without a shape
+  }
+
+  void number(double v) {
+    if (!events()) return;
+    if (Scalar* x = scalar_slot()) {
+      x->kind = Scalar::Kind::number;
+      x->number = v;
+      if (x == &shape_scalar_) push_dim();
+    } else if (depth_ == 5 && in_args_) {
+      list_element({});
+    }
+  }
+
+  void other() {
+    if (!events()) return;
+    if (Scalar* x = scalar_slot()) x->kind = Scalar::Kind::other;
+    else if (depth_ == 5 && in_args_) list_element({});
+  }
+
+  void push_dim() {
+    if (auto d = as_whole(shape_scalar_, 0, 0x1p62)) ev_.shapes[ev_.n_dims - 1].push_back(*d);
+  }
+
+  void new_shape(bool open) {
+    if (ev_.n_dims < ev_.shapes.size()) ev_.shapes[ev_.n_dims].clear();
+    else ev_.shapes.emplace_back();
+    ++ev_.n_dims;
+    shape_open_ = open;
+  }
+
+  // A list field ("Input Dims", ...) starts: a spelling ranked below the one already read is skipped.
+  void start_list(bool is_array) {
+    auto start = [&](int& rank, bool& flag, std::size_t& n) {
+      if (arg_.rank > rank) {
+        arg_.field = Field::none;
+        return;
+      }
+      rank = arg_.rank;
+      flag = is_array;
+      n = 0;
+    };
+    if (arg_.field == Field::input_dims) start(dims_rank_, ev_.dims_array, ev_.n_dims);
+    else if (arg_.field == Field::input_types) start(types_rank_, ev_.types_array, ev_.n_types);
+    else if (arg_.field == Field::input_values) start(values_rank_, ev_.values_array, ev_.n_values);
+    if (!is_array && arg_.field != Field::none) arg_.field = Field::none;  // an object where a list belongs: ignored
+  }
 
   bool open(bool object) {
     ++depth_;
     if (depth_ == 1) top_is_object = object;
-    if (depth_ == 2 && !object) {
-      section_.reset();
-      if (top_key_ == "traceEvents") {
+    if (depth_ == 2) {
+      section_ = Section::none;
+      if (!object && is(top_key_, "traceEvents")) {
         section_ = Section::trace_events;
         saw_trace_events = true;
-      } else if (top_key_ == "deviceProperties") {
+      } else if (!object && is(top_key_, "deviceProperties")) {
         section_ = Section::device_properties;
       }
+      return true;
     }
-    if (depth_ == 3 && section_) stack_.reset();
+    if (props()) {
+      if (depth_ == 3) stack_.reset();
+      return true;
+    }
+    if (!events()) return true;
+    if (depth_ == 3) {
+      ev_.clear();
+      event_object_ = object;
+      ev_.is_object = object;
+      top_ = {};
+      in_args_ = false;
+      dims_rank_ = types_rank_ = values_rank_ = 99;
+      return true;
+    }
+    if (!event_object_) return true;
+    if (depth_ == 4) {
+      if (top_.field == Field::args) in_args_ = object;
+      else if (Scalar* x = scalar_slot_at(3)) x->kind = Scalar::Kind::other;
+      return true;
+    }
+    if (!in_args_) return true;
+    if (depth_ == 5) {
+      if (arg_.field == Field::grid || arg_.field == Field::block) {
+        Dims& d = arg_.field == Field::grid ? ev_.grid : ev_.block;
+        d.clear();
+        d.present = true;
+        d.is_array = !object;
+      } else if (arg_.field == Field::input_dims || arg_.field == Field::input_types || arg_.field == Field::input_values) {
+        start_list(!object);
+      } else if (Scalar* x = scalar_slot_at(4)) {
+        x->kind = Scalar::Kind::other;
+      }
+      return true;
+    }
+    if (depth_ == 6) {  // a container inside a list: an input's shape, or an element of another kind
+      if (arg_.field == Field::input_dims) new_shape(!object);
+      else if (arg_.field == Field::grid || arg_.field == Field::block) {
+        --depth_;
+        other();
+        ++depth_;
+      } else if (arg_.field == Field::input_types || arg_.field == Field::input_values) {
+        list_element({});
+      }
+    }
     return true;
   }
 
+  // scalar_slot() as if the parser stood at `depth` (a container opens where a scalar was expected).
+  Scalar* scalar_slot_at(int depth) {
+    const int saved = depth_;
+    depth_ = depth;
+    Scalar* x = scalar_slot();
+    depth_ = saved;
+    return x;
+  }
+
   bool close(std::size_t n, bool object) {
-    if (capturing()) {
+    if (props()) {
       if (object) stack_.push_object(n);
       else stack_.push_array(n);
       if (depth_ == 3) {
         const boost::json::value v = stack_.release();
-        sink_(*section_, v);
+        if (v.is_object()) sink_.device_properties(v.get_object());
       }
+    } else if (events()) {
+      if (depth_ == 6) shape_open_ = false;
+      if (depth_ == 4 && event_object_) in_args_ = false;
+      if (depth_ == 3 && event_object_) sink_.event(ev_);
     }
-    if (depth_ == 2) section_.reset();
+    if (depth_ == 2) section_ = Section::none;
     --depth_;
     return true;
   }
 
-  ElementSink sink_;
+  Sink& sink_;
   boost::json::value_stack stack_;
   int depth_ = 0;
-  std::string key_, top_key_;
-  std::optional<Section> section_;
+  Section section_ = Section::none;
+  std::string part_, top_key_;
+  Key top_, arg_;
+  bool event_object_ = false, in_args_ = false, shape_open_ = false;
+  int dims_rank_ = 99, types_rank_ = 99, values_rank_ = 99;
+  Scalar shape_scalar_;
+  RawEvent ev_;
 };
 
 }  // namespace detail
 
-// Reads `path` (gzip or plain; zlib reads both) in 1 MiB chunks. Throws habitat::error naming the file and
-// the byte offset on unreadable, truncated or invalid input.
+// Reads `path` (gzip or plain; zlib reads both; "-" is standard input) in 1 MiB chunks. Throws
+// habitat::error naming the file and the byte offset on unreadable, truncated or invalid input.
 // `progress`, if given, is called after each chunk with the compressed bytes read so far.
 using Progress = std::function<void(std::size_t bytes_read)>;
 
-// "-" reads standard input (gzip or plain), as the tools users know do.
-inline void stream_elements(const std::string& path, const ElementSink& sink, const Progress& progress = {}) {
+namespace detail {
+
+// Decompression runs on a thread of its own, a few chunks ahead of the parser: on two cores the read
+// then costs about what the slower of the two costs, not their sum.
+class InflateAhead {
+ public:
+  struct Chunk {
+    std::vector<char> data;
+    std::size_t size = 0;           // bytes of `data` in use; 0 at the end of the file
+    long long compressed_at = -1;   // the file's offset after this chunk
+    std::string error;              // zlib's message when the file could not be read or decompressed
+  };
+
+  explicit InflateAhead(gzFile in) : in_(in), thread_([this] { run(); }) {}
+  InflateAhead(const InflateAhead&) = delete;
+  InflateAhead& operator=(const InflateAhead&) = delete;
+  ~InflateAhead() {
+    {
+      std::lock_guard lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  // The next chunk, in file order; the last one has size 0 or an error.
+  Chunk next() {
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [&] { return !ready_.empty(); });
+    Chunk c = std::move(ready_.front());
+    ready_.pop_front();
+    return c;
+  }
+  // Hands a chunk's buffer back for reuse.
+  void recycle(Chunk&& c) {
+    {
+      std::lock_guard lock(m_);
+      spare_.push_back(std::move(c.data));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  static constexpr std::size_t chunk_bytes = 1 << 20, chunks_ahead = 4;
+
+  void run() {
+    for (std::size_t i = 0; i < chunks_ahead; ++i) spare_.emplace_back(chunk_bytes);
+    for (;;) {
+      Chunk c;
+      {
+        std::unique_lock lock(m_);
+        cv_.wait(lock, [&] { return stop_ || !spare_.empty(); });
+        if (stop_) return;
+        c.data = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      const int n = gzread(in_, c.data.data(), static_cast<unsigned>(c.data.size()));
+      int errnum = Z_OK;
+      const char* msg = gzerror(in_, &errnum);
+      // gzread reports a cut-off gzip stream (even one missing only its 8-byte trailer, the checksum of
+      // everything before it) only through gzerror, once it has returned what it had.
+      if (errnum == Z_BUF_ERROR && n <= 0) c.error = "the gzip stream ends early (the file is cut short or its trailer is missing)";
+      else if (n < 0 || (n == 0 && errnum != Z_OK)) c.error = without_prefix(msg ? msg : "read error");
+      c.size = n > 0 ? static_cast<std::size_t>(n) : 0;
+      c.compressed_at = gzoffset(in_);
+      const bool last = c.size == 0;
+      {
+        std::lock_guard lock(m_);
+        ready_.push_back(std::move(c));
+      }
+      cv_.notify_all();
+      if (last) return;
+    }
+  }
+
+  // zlib's messages start with the file's name, which the error names already.
+  static std::string without_prefix(std::string msg) {
+    if (const auto at = msg.find(": "); at != std::string::npos) msg.erase(0, at + 2);
+    return msg;
+  }
+
+  gzFile in_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<Chunk> ready_;
+  std::vector<std::vector<char>> spare_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the members it uses exist
+};
+
+}  // namespace detail
+
+template <EventSink Sink>
+void stream_events(const std::string& path, Sink& sink, const Progress& progress = {}) {
   std::unique_ptr<gzFile_s, int (*)(gzFile)> in(path == "-" ? gzdopen(dup(STDIN_FILENO), "rb") : gzopen(path.c_str(), "rb"), gzclose);
   if (!in) throw make_error(path, "", "cannot open trace file");
+  gzbuffer(in.get(), 1 << 17);
   boost::json::parse_options opts;
   opts.allow_trailing_commas = true;
   opts.allow_invalid_utf8 = true;
   opts.allow_comments = true;
-  boost::json::basic_parser<detail::ElementHandler> parser(opts, sink);
-  std::vector<char> buf(1 << 20);
+  boost::json::basic_parser<detail::EventHandler<Sink>> parser(opts, sink);
   std::size_t offset = 0;
   bool any = false;
-  for (;;) {
-    const int n = gzread(in.get(), buf.data(), static_cast<unsigned>(buf.size()));
-    if (n < 0) {
-      int errnum = 0;
-      const char* msg = gzerror(in.get(), &errnum);
-      throw make_error(path, "byte " + std::to_string(offset), std::string("cannot decompress: ") + msg);
+  {
+    detail::InflateAhead chunks(in.get());
+    for (;;) {
+      detail::InflateAhead::Chunk c = chunks.next();
+      if (!c.error.empty()) throw make_error(path, "byte " + std::to_string(offset), "cannot decompress: " + c.error);
+      if (c.size == 0) break;
+      any = true;
+      boost::system::error_code ec;
+      std::size_t pos = 0;
+      while (pos < c.size && !parser.done()) {
+        pos += parser.write_some(true, c.data.data() + pos, c.size - pos, ec);
+        if (ec) throw make_error(path, "byte " + std::to_string(offset + pos), "invalid JSON: " + ec.message());
+      }
+      offset += c.size;
+      if (progress && c.compressed_at >= 0) progress(static_cast<std::size_t>(c.compressed_at));
+      chunks.recycle(std::move(c));
+      // After the document, the file is still read to its end: a gzip stream is checked only there.
     }
-    if (n == 0) break;
-    any = true;
-    boost::system::error_code ec;
-    std::size_t pos = 0;
-    while (pos < static_cast<std::size_t>(n)) {
-      pos += parser.write_some(true, buf.data() + pos, static_cast<std::size_t>(n) - pos, ec);
-      if (ec) throw make_error(path, "byte " + std::to_string(offset + pos), "invalid JSON: " + ec.message());
-      if (parser.done()) break;
-    }
-    offset += static_cast<std::size_t>(n);
-    if (const auto at = gzoffset(in.get()); progress && at >= 0) progress(static_cast<std::size_t>(at));
-    if (parser.done()) break;
   }
-  // gzread reports a cut-off gzip stream only through gzerror
-  int errnum = 0;
-  const char* msg = gzerror(in.get(), &errnum);
-  if (errnum != Z_OK && errnum != Z_BUF_ERROR) throw make_error(path, "byte " + std::to_string(offset), std::string("cannot decompress: ") + msg);
   if (!any) throw make_error(path, "", "file is empty");
   if (!parser.done()) {
     boost::system::error_code ec;

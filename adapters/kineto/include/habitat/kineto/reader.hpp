@@ -8,14 +8,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <boost/json/value.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "habitat/detail/launch_limits.hpp"
 #include "habitat/error.hpp"
 #include "habitat/kineto/event_stream.hpp"
+#include "habitat/kineto/raw_event.hpp"
 #include "habitat/ops/dtype.hpp"
 #include "habitat/trace/trace.hpp"
 
@@ -34,68 +38,13 @@ namespace json = boost::json;
 enum class Category { cpu_op, annotation, launch, kernel, memcpy, memset, other };
 
 inline Category category_of(std::string_view cat) {
-  if (cat == "cpu_op" || cat == "Operator") return Category::cpu_op;
-  if (cat == "user_annotation" || cat == "User annotation") return Category::annotation;
-  if (cat == "cuda_runtime" || cat == "Runtime" || cat == "cuda_driver" || cat == "Driver") return Category::launch;
-  if (cat == "kernel" || cat == "Kernel") return Category::kernel;
-  if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::memcpy;
-  if (cat == "gpu_memset" || cat == "Memset") return Category::memset;
+  if (is(cat, "cpu_op") || is(cat, "Operator")) return Category::cpu_op;
+  if (is(cat, "user_annotation") || is(cat, "User annotation")) return Category::annotation;
+  if (is(cat, "cuda_runtime") || is(cat, "Runtime") || is(cat, "cuda_driver") || is(cat, "Driver")) return Category::launch;
+  if (is(cat, "kernel") || is(cat, "Kernel")) return Category::kernel;
+  if (is(cat, "gpu_memcpy") || is(cat, "Memcpy")) return Category::memcpy;
+  if (is(cat, "gpu_memset") || is(cat, "Memset")) return Category::memset;
   return Category::other;
-}
-
-inline const json::value* field(const json::object& o, std::initializer_list<std::string_view> names) {
-  for (auto n : names)
-    if (const auto* v = o.if_contains(n)) return v;
-  return nullptr;
-}
-
-// A finite number (quoted or not); NaN, infinities and numbers beyond double's range are not numbers here.
-inline std::optional<double> as_number(const json::value* v) {
-  if (!v) return std::nullopt;
-  std::optional<double> x;
-  if (v->is_double()) x = v->get_double();
-  else if (v->is_int64()) x = static_cast<double>(v->get_int64());
-  else if (v->is_uint64()) x = static_cast<double>(v->get_uint64());
-  else if (v->is_string()) {  // some exporters quote numbers
-    try {
-      x = std::stod(std::string(v->get_string()));
-    } catch (...) {
-      return std::nullopt;
-    }
-  }
-  if (x && !std::isfinite(*x)) return std::nullopt;
-  return x;
-}
-
-// A whole number within [lo, hi], for fields that become integers; outside, the cast would be undefined.
-inline std::optional<std::int64_t> as_whole(const json::value* v, double lo, double hi) {
-  const auto x = as_number(v);
-  if (!x || *x < lo || *x > hi) return std::nullopt;
-  return static_cast<std::int64_t>(*x);
-}
-
-// pid/tid are numbers or strings; fold strings (and numbers beyond 2^62) into a stable number.
-inline std::int64_t as_id(const json::value* v) {
-  if (!v) return 0;
-  if (auto n = as_whole(v, -0x1p62, 0x1p62)) return *n;
-  if (v->is_string()) return static_cast<std::int64_t>(std::hash<std::string_view>{}(v->get_string()));
-  if (auto x = as_number(v)) return static_cast<std::int64_t>(std::hash<double>{}(*x) >> 2);
-  return 0;
-}
-
-// Launch dimensions within CUDA's limits (grid x < 2^31, y and z < 2^16; at most 1024 threads a block).
-inline std::optional<Dim3> as_dim3(const json::value* v, bool block) {
-  Dim3 d;
-  if (!v || !v->is_array()) return d;
-  const auto& a = v->get_array();
-  std::int64_t* out[] = {&d.x, &d.y, &d.z};
-  for (std::size_t i = 0; i < 3 && i < a.size(); ++i) {
-    const double hi = block ? 1024 : i == 0 ? 2147483647.0 : 65535;
-    if (as_number(&a[i]) && !as_whole(&a[i], 0, hi)) return std::nullopt;
-    if (auto n = as_whole(&a[i], 0, hi)) *out[i] = std::max<std::int64_t>(1, *n);
-  }
-  if (block && d.count() > 1024) return std::nullopt;
-  return d;
 }
 
 struct RawStep {
@@ -103,163 +52,222 @@ struct RawStep {
   double start, dur;
 };
 
+// Which events are kept while the file streams by: those that may belong to the step that will be read.
+// With a step number, that is every event not inside another step's window (windows arrive as their
+// annotations do, often after the events they hold). Without one, it is the step that starts last so far:
+// an event before its start can belong to no later step, so it is dropped. Memory is then about one step
+// whatever the trace's length. A kernel is kept from its step's start on (a kernel starts after its
+// launch; `clock_slack_us` allows for CPU and GPU clocks that disagree slightly).
+class Retention {
+ public:
+  static constexpr double clock_slack_us = 1000;
+
+  explicit Retention(std::optional<long> step) : wanted_(step) {}
+
+  void add_step(const RawStep& s) {
+    windows_.emplace(s.start, s);
+    if (wanted_ ? s.number == *wanted_ : (!target_ || s.start > target_->start)) target_ = s;
+  }
+  [[nodiscard]] const std::optional<RawStep>& target() const { return target_; }
+
+  // A CPU-side event (op, call, annotation) starting at ts.
+  [[nodiscard]] bool keep(double ts) const {
+    if (target_ && ts >= target_->start && ts <= target_->start + target_->dur) return true;
+    if (!wanted_) return !target_ || ts > target_->start;
+    auto it = windows_.upper_bound(ts);
+    return it == windows_.begin() || std::prev(it)->second.start + std::prev(it)->second.dur < ts;
+  }
+  [[nodiscard]] bool keep_gpu(double start) const { return !target_ || start >= target_->start - clock_slack_us; }
+
+ private:
+  std::optional<long> wanted_;
+  std::optional<RawStep> target_;
+  std::multimap<double, RawStep> windows_;
+};
+
 struct Collector {
   std::string path;
+  Retention retention;
   std::vector<RawStep> steps;
-  std::vector<HostCall> calls;  // every runtime and driver call of the file
-  std::vector<double> marks;    // user annotations other than steps
+  std::vector<double> launch_ts;  // every launch of the file, to tell which steps launched GPU work
+  std::vector<double> gpu_ts;     // every GPU start, used in place of launches when the file has none
+  std::vector<HostCall> calls;    // kept runtime and driver calls
+  std::vector<double> marks;      // kept user annotations other than steps
   std::vector<Kernel> gpu;
   std::vector<Operation> ops;
   std::vector<json::object> device_props;
   std::size_t events = 0;
+  static constexpr std::size_t compact_at = 1 << 14;  // events kept before the first compaction
+  std::size_t kept_after_compaction = 0;
   std::map<std::string, std::size_t> foreign;  // complete events of categories nothing here reads
+
+  Collector(std::string p, std::optional<long> step) : path(std::move(p)), retention(step) {}
 
   // Categories Kineto writes that habitat does not need (Python stacks, GPU-side step markers, sync events).
   static bool known_elsewhere(std::string_view cat) {
-    for (std::string_view k : {"python_function", "gpu_user_annotation", "Trace", "cuda_profiler_range", "overhead", "cuda_sync",
-                               "Python function", "ac2g", "fwdbwd"})
-      if (cat == k) return true;
-    return false;
+    return is(cat, "python_function") || is(cat, "gpu_user_annotation") || is(cat, "Trace") || is(cat, "cuda_profiler_range") ||
+           is(cat, "overhead") || is(cat, "cuda_sync") || is(cat, "Python function") || is(cat, "ac2g") || is(cat, "fwdbwd");
   }
 
-  void operator()(Section s, const json::value& v) {
-    if (!v.is_object()) return;
-    const json::object& e = v.get_object();
-    if (s == Section::device_properties) {
-      device_props.push_back(e);
-      return;
-    }
+  void device_properties(const json::object& o) { device_props.push_back(o); }
+
+  void event(const RawEvent& e) {
     ++events;
-    const auto* ph = e.if_contains("ph");
-    const auto* cat = e.if_contains("cat");
-    if (!ph || !ph->is_string() || ph->get_string() != "X" || !cat || !cat->is_string()) return;
-    const Category c = category_of(cat->get_string());
+    if (!e.ph.is_string() || !is(e.ph.str(), "X") || !e.cat.is_string()) return;
+    const Category c = category_of(e.cat.str());
     if (c == Category::other) {
-      if (!known_elsewhere(cat->get_string())) ++foreign[std::string(cat->get_string())];
+      if (!known_elsewhere(e.cat.str())) ++foreign[std::string(e.cat.str())];
       return;
     }
-    const auto ts = as_number(e.if_contains("ts"));
-    const auto dur = as_number(e.if_contains("dur"));
-    const auto* name = e.if_contains("name");
-    const std::string where = "event #" + std::to_string(events);
-    if (!ts || !dur || !name || !name->is_string())
-      throw make_error(path, where, "complete event without a finite numeric 'ts' and 'dur', or without a string 'name'");
-    static const json::object empty;
-    const json::object& args = e.contains("args") && e.at("args").is_object() ? e.at("args").get_object() : empty;
-    const auto correlation = as_whole(field(args, {"correlation"}), -0x1p62, 0x1p62);
+    const auto ts = as_number(e.ts);
+    const auto dur = as_number(e.dur);
+    if (!ts || !dur || !e.name.is_string())
+      throw make_error(path, where(), "complete event without a finite numeric 'ts' and 'dur', or without a string 'name'");
+    if (*dur < 0) throw make_error(path, where(), "negative duration");
+    const auto correlation = as_whole(e.correlation, -0x1p62, 0x1p62);
     switch (c) {
       case Category::annotation: {
-        const std::string_view n = name->get_string();
+        const std::string_view n = e.name.str();
         if (n.starts_with("ProfilerStep#")) {
+          RawStep s{0, *ts, *dur};
           try {
-            steps.push_back({std::stol(std::string(n.substr(13))), *ts, *dur});
+            s.number = std::stol(std::string(n.substr(13)));
           } catch (...) {
-            throw make_error(path, where, "cannot read the step number of '" + std::string(n) + "'");
+            throw make_error(path, where(), "cannot read the step number of '" + std::string(n) + "'");
           }
-        } else {
+          steps.push_back(s);
+          retention.add_step(s);
+        } else if (retention.keep(*ts)) {
           marks.push_back(*ts);
         }
         break;
       }
       case Category::launch: {
-        if (*dur < 0) throw make_error(path, where, "negative duration");
         HostCall call;
-        call.name = std::string(name->get_string());
-        call.kind = host_call_kind(call.name);
+        call.kind = host_call_kind(e.name.str());
+        call.correlation = correlation.value_or(-1);
+        if (call.correlation >= 0 && call.kind != HostCallKind::other && call.kind != HostCallKind::sync) launch_ts.push_back(*ts);
+        if (!retention.keep(*ts)) break;
+        call.name = std::string(e.name.str());
         call.start_us = *ts;
         call.duration_us = *dur;
-        call.thread = as_id(e.if_contains("tid"));
-        call.correlation = correlation.value_or(-1);
+        call.thread = as_id(e.tid);
         calls.push_back(std::move(call));
         break;
       }
-      case Category::cpu_op: ops.push_back(make_op(name->get_string(), *ts, *dur, e, args)); break;
+      case Category::cpu_op:
+        if (retention.keep(*ts)) ops.push_back(make_op(e, *ts, *dur));
+        break;
       case Category::kernel:
       case Category::memcpy:
       case Category::memset: {
-        if (!correlation) throw make_error(path, where, "GPU event '" + std::string(name->get_string()) + "' has no 'correlation'");
-        Kernel k;
-        k.name = std::string(name->get_string());
-        k.kind = c == Category::kernel ? GpuWorkKind::kernel : c == Category::memcpy ? GpuWorkKind::memcpy : GpuWorkKind::memset;
-        k.start_us = *ts;
-        k.duration_us = *dur;
-        if (*dur < 0) throw make_error(path, where, "negative duration");
+        if (!correlation) throw make_error(path, where(), "GPU event '" + std::string(e.name.str()) + "' has no 'correlation'");
+        Kernel k = make_kernel(e, c, *ts, *dur);
         k.correlation = *correlation;
-        k.stream = as_id(field(args, {"stream"}));
-        const auto grid = as_dim3(field(args, {"grid"}), false), block = as_dim3(field(args, {"block"}), true);
-        if (!grid || !block) throw make_error(path, where, "launch dimensions beyond CUDA's limits");
-        k.grid = *grid;
-        k.block = *block;
-        // Limits with room to spare: 255 registers a thread, 228 KiB of shared memory a block on Hopper.
-        const auto* regs = field(args, {"registers per thread"});
-        const auto* smem = field(args, {"shared memory"});
-        const auto* bytes = field(args, {"bytes"});
-        if (regs && !as_whole(regs, 0, 65536)) throw make_error(path, where, "'registers per thread' is not a count from 0 to 65536");
-        if (smem && !as_whole(smem, 0, 1 << 24)) throw make_error(path, where, "'shared memory' is not a byte count from 0 to 16 MiB");
-        if (bytes && !as_whole(bytes, 0, 0x1p62)) throw make_error(path, where, "'bytes' is not a non-negative byte count");
-        k.registers_per_thread = static_cast<int>(as_whole(regs, 0, 65536).value_or(0));
-        k.shared_mem_bytes = static_cast<long>(as_whole(smem, 0, 1 << 24).value_or(0));
-        k.bytes = as_number(bytes).value_or(0);
-        if (k.kind == GpuWorkKind::memcpy) {
-          // "Memcpy HtoD (Pageable -> Device)" -> "HtoD"
-          const auto sp = k.name.find(' ');
-          k.copy_kind = sp == std::string::npos ? "" : k.name.substr(sp + 1, k.name.find(' ', sp + 1) - sp - 1);
-        }
-        if (const auto* coll = field(args, {"Collective name"}); coll && coll->is_string()) {
-          // NCCL's kernels: the collective model predicts them from their message and ranks.
-          const auto* nelems = field(args, {"In msg nelems"});
-          const auto* ranks = field(args, {"Group size"});
-          const auto* dtype = field(args, {"dtype"});
-          const auto n = as_whole(nelems, 0, 0x1p60);
-          const auto r = as_whole(ranks, 1, 1 << 20);
-          if (n && r)
-            k.collective = Collective{std::string(coll->get_string()),
-                                      *n * ops::dtype_bytes(dtype && dtype->is_string() ? std::string_view(dtype->get_string()) : "Float"),
-                                      static_cast<int>(*r)};
-        }
-        if (c == Category::kernel && (k.block.count() <= 0 || !field(args, {"grid"}) || !field(args, {"block"})))
-          throw make_error(path, where, "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
-        gpu.push_back(std::move(k));
+        if (launch_ts.empty()) gpu_ts.push_back(*ts);
+        if (retention.keep_gpu(*ts)) gpu.push_back(std::move(k));
         break;
       }
       default: break;
     }
+    if (const std::size_t kept = ops.size() + calls.size() + gpu.size() + marks.size(); kept > std::max(compact_at, 2 * kept_after_compaction))
+      compact();
   }
 
-  static Operation make_op(std::string_view name, double ts, double dur, const json::object& e, const json::object& args) {
+  // Drops what the steps seen since the last compaction rule out; run when the kept events have doubled,
+  // so its cost stays linear in the file.
+  void compact() {
+    std::erase_if(ops, [&](const Operation& op) { return !retention.keep(op.start_us); });
+    std::erase_if(calls, [&](const HostCall& c) { return !retention.keep(c.start_us); });
+    std::erase_if(marks, [&](double m) { return !retention.keep(m); });
+    std::erase_if(gpu, [&](const Kernel& k) { return !retention.keep_gpu(k.start_us); });
+    kept_after_compaction = ops.size() + calls.size() + gpu.size() + marks.size();
+  }
+
+  [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
+
+  Kernel make_kernel(const RawEvent& e, Category c, double ts, double dur) const {
+    Kernel k;
+    k.name = std::string(e.name.str());
+    k.kind = c == Category::kernel ? GpuWorkKind::kernel : c == Category::memcpy ? GpuWorkKind::memcpy : GpuWorkKind::memset;
+    k.start_us = ts;
+    k.duration_us = dur;
+    k.stream = as_id(e.stream);
+    const auto grid = as_dim3(e.grid), block = as_dim3(e.block);
+    if (!grid || !block) throw make_error(path, where(), "launch dimensions are not whole non-negative numbers");
+    if (const auto bad = habitat::detail::launch_limit_violation(*grid, *block)) throw make_error(path, where(), *bad);
+    k.grid = *grid;
+    k.block = *block;
+    // Limits with room to spare: 255 registers a thread, 228 KiB of shared memory a block on Hopper.
+    if (e.registers.present() && !as_whole(e.registers, 0, 65536))
+      throw make_error(path, where(), "'registers per thread' is not a count from 0 to 65536");
+    if (e.shared_memory.present() && !as_whole(e.shared_memory, 0, habitat::detail::max_shared_mem_per_block))
+      throw make_error(path, where(), "'shared memory' is not a byte count from 0 to 1 GiB");
+    if (e.bytes.present() && !as_whole(e.bytes, 0, 0x1p62)) throw make_error(path, where(), "'bytes' is not a non-negative byte count");
+    k.registers_per_thread = static_cast<int>(as_whole(e.registers, 0, 65536).value_or(0));
+    k.shared_mem_bytes = static_cast<long>(as_whole(e.shared_memory, 0, habitat::detail::max_shared_mem_per_block).value_or(0));
+    k.bytes = as_number(e.bytes).value_or(0);
+    if (k.kind == GpuWorkKind::memcpy) {
+      // "Memcpy HtoD (Pageable -> Device)" -> "HtoD"
+      const auto sp = k.name.find(' ');
+      k.copy_kind = sp == std::string::npos ? "" : k.name.substr(sp + 1, k.name.find(' ', sp + 1) - sp - 1);
+    }
+    if (e.collective.is_string()) {
+      // NCCL's kernels: the collective model predicts them from their message and ranks.
+      const auto n = as_whole(e.nelems, 0, 0x1p60);
+      const auto r = as_whole(e.group_size, 1, 1 << 20);
+      if (n && r)
+        k.collective = Collective{std::string(e.collective.str()), *n * ops::dtype_bytes(e.dtype.is_string() ? e.dtype.str() : "Float"),
+                                  static_cast<int>(*r)};
+    }
+    if (c == Category::kernel && (k.block.count() <= 0 || !e.grid.present || !e.block.present))
+      throw make_error(path, where(), "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
+    return k;
+  }
+
+  static Operation make_op(const RawEvent& e, double ts, double dur) {
     Operation op;
-    op.name = std::string(name);
+    op.name = std::string(e.name.str());
     op.start_us = ts;
     op.duration_us = dur;
-    op.thread = as_id(e.if_contains("tid"));
-    op.sequence = as_whole(field(args, {"Sequence number", "sequence number", "seq"}), -1, 0x1p62).value_or(-1);
-    op.backward = name.find("Backward") != std::string_view::npos || name.starts_with("autograd::engine::evaluate_function");
-    const auto* dims = field(args, {"Input Dims", "Input dims", "input_dims"});
-    const auto* types = field(args, {"Input type", "Input types", "input_type"});
-    const auto* values = field(args, {"Concrete Inputs", "concrete inputs"});
-    const std::size_t n = std::max({dims && dims->is_array() ? dims->get_array().size() : 0,
-                                    types && types->is_array() ? types->get_array().size() : 0});
+    op.thread = as_id(e.tid);
+    op.sequence = as_whole(e.sequence, -1, 0x1p62).value_or(-1);
+    op.backward = op.name.find("Backward") != std::string::npos || op.name.starts_with("autograd::engine::evaluate_function");
+    const std::size_t n = std::max(e.dims_array ? e.n_dims : 0, e.types_array ? e.n_types : 0);
     op.inputs.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       TensorArg& t = op.inputs[i];
-      if (dims && dims->is_array() && i < dims->get_array().size() && dims->get_array()[i].is_array())
-        for (const auto& d : dims->get_array()[i].get_array())
-          if (auto x = as_whole(&d, 0, 0x1p62)) t.shape.push_back(*x);
-      if (types && types->is_array() && i < types->get_array().size() && types->get_array()[i].is_string())
-        t.dtype = std::string(types->get_array()[i].get_string());
-      if (values && values->is_array() && i < values->get_array().size() && values->get_array()[i].is_string())
-        t.value = std::string(values->get_array()[i].get_string());
+      if (e.dims_array && i < e.n_dims) t.shape = e.shapes[i];
+      if (e.types_array && i < e.n_types) t.dtype = e.types[i];
+      if (e.values_array && i < e.n_values) t.value = e.values[i];
     }
     return op;
   }
 };
+
+// A JSON value as the Scalar the checks of raw_event.hpp read.
+inline Scalar scalar_of(const json::value* v) {
+  Scalar s;
+  if (!v) return s;
+  s.kind = Scalar::Kind::number;
+  if (v->is_double()) s.number = v->get_double();
+  else if (v->is_int64()) s.number = static_cast<double>(v->get_int64());
+  else if (v->is_uint64()) s.number = static_cast<double>(v->get_uint64());
+  else if (v->is_string()) {
+    s.kind = Scalar::Kind::string;
+    s.text = std::string(v->get_string());
+  } else {
+    s.kind = Scalar::Kind::other;
+  }
+  return s;
+}
 
 inline std::optional<Device> origin_from_properties(const std::vector<json::object>& props) {
   if (props.empty()) return std::nullopt;
   const json::object& p = props.front();
   // Counts beyond what an int holds are not a GPU's: taken as missing (the catalog's figures then apply).
   auto num = [&](std::string_view k) -> std::optional<double> {
-    if (auto x = as_whole(p.if_contains(k), 0, 2147483647.0)) return static_cast<double>(*x);
+    if (auto x = as_whole(scalar_of(p.if_contains(k)), 0, 2147483647.0)) return static_cast<double>(*x);
     return std::nullopt;
   };
   Device d;
@@ -267,7 +275,7 @@ inline std::optional<Device> origin_from_properties(const std::vector<json::obje
   d.cc_major = static_cast<int>(num("computeMajor").value_or(0));
   d.cc_minor = static_cast<int>(num("computeMinor").value_or(0));
   d.sms = static_cast<int>(num("numSms").value_or(0));
-  d.memory_gib = static_cast<double>(as_whole(p.if_contains("totalGlobalMem"), 0, 0x1p62).value_or(0)) / (1024.0 * 1024 * 1024);
+  d.memory_gib = static_cast<double>(as_whole(scalar_of(p.if_contains("totalGlobalMem")), 0, 0x1p62).value_or(0)) / (1024.0 * 1024 * 1024);
   auto& l = d.limits;
   l.max_threads_per_block = static_cast<int>(num("maxThreadsPerBlock").value_or(l.max_threads_per_block));
   l.max_threads_per_sm = static_cast<int>(num("maxThreadsPerMultiprocessor").value_or(l.max_threads_per_sm));
@@ -299,9 +307,8 @@ inline void link_parents(std::vector<Operation>& ops) {
 }  // namespace detail
 
 [[nodiscard]] inline Trace read_trace(const std::string& path, const ReadOptions& options = {}) {
-  detail::Collector c;
-  c.path = path;
-  stream_elements(path, [&](Section s, const boost::json::value& v) { c(s, v); }, options.progress);
+  detail::Collector c(path, options.step);
+  stream_events(path, c, options.progress);
 
   Trace t;
   t.source = path;
@@ -312,15 +319,10 @@ inline void link_parents(std::vector<Operation>& ops) {
     throw make_error(path, "steps", "no 'ProfilerStep#N' annotation: record with torch.profiler and call prof.step() once per iteration");
   std::sort(c.steps.begin(), c.steps.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
   t.profiled_steps = static_cast<int>(c.steps.size());
-  std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
   // Launch times, sorted: a step launched GPU work if one falls in its window. Without runtime events
   // (some exporters drop them) kernels are taken by their GPU start instead.
-  std::vector<double> launch_ts;
-  for (const auto& call : c.calls)
-    if (call.correlation >= 0 && call.kind != HostCallKind::other && call.kind != HostCallKind::sync) launch_ts.push_back(call.start_us);
-  const bool have_launches = !launch_ts.empty();
-  if (!have_launches)
-    for (const auto& k : c.gpu) launch_ts.push_back(k.start_us);
+  const bool have_launches = !c.launch_ts.empty();
+  std::vector<double>& launch_ts = have_launches ? c.launch_ts : c.gpu_ts;
   std::sort(launch_ts.begin(), launch_ts.end());
   auto launched_in = [&](const detail::RawStep& s) {
     auto it = std::lower_bound(launch_ts.begin(), launch_ts.end(), s.start);
@@ -340,6 +342,21 @@ inline void link_parents(std::vector<Operation>& ops) {
       if (launched_in(*it)) step = &*it;
     if (!step) throw make_error(path, "steps", "no ProfilerStep launched any GPU work (a CPU-only trace?)");
   }
+  // The events kept while streaming are those of the step that started last. When another step is the
+  // one to read (the last launched nothing, or step numbers run against time), read the file again for it.
+  const auto& kept = c.retention.target();
+  if (!kept || kept->number != step->number || kept->start != step->start) {
+    const std::string n = std::to_string(step->number);
+    if (options.step) throw make_error(path, "steps", "two steps are numbered " + n);
+    if (path == "-")
+      throw make_error(path, "steps", "ProfilerStep#" + n + ", the last that launched GPU work, is not the trace's last step, and " +
+                                          "standard input cannot be read twice: save the trace to a file, or pass --step " + n);
+    ReadOptions again = options;
+    again.step = step->number;
+    return read_trace(path, again);
+  }
+  c.compact();
+  std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
   t.step_name = "ProfilerStep#" + std::to_string(step->number);
   t.step_start_us = step->start;
   t.step_duration_us = step->dur;
@@ -409,6 +426,29 @@ inline void link_parents(std::vector<Operation>& ops) {
   }
   if (t.kernels.empty()) throw make_error(path, t.step_name, "no kernels, memcpys or memsets were launched in this step");
   std::sort(t.kernels.begin(), t.kernels.end(), [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
+  // The same GPU event twice (an exporter that wrote it twice, files joined): one launch cannot run twice
+  // at the same moment on the same stream, so the copy is dropped, and said.
+  {
+    std::vector<bool> copy(t.kernels.size(), false);
+    std::size_t copies = 0;
+    for (std::size_t i = 1; i < t.kernels.size(); ++i)
+      for (std::size_t j = i; j-- > 0 && t.kernels[j].start_us == t.kernels[i].start_us;) {
+        const Kernel &a = t.kernels[i], &b = t.kernels[j];
+        if (!copy[j] && a.correlation == b.correlation && a.stream == b.stream && a.duration_us == b.duration_us && a.name == b.name) {
+          copy[i] = true;
+          ++copies;
+          break;
+        }
+      }
+    if (copies > 0) {
+      std::vector<Kernel> kept;
+      kept.reserve(t.kernels.size() - copies);
+      for (std::size_t i = 0; i < t.kernels.size(); ++i)
+        if (!copy[i]) kept.push_back(std::move(t.kernels[i]));
+      t.kernels = std::move(kept);
+      t.warnings.push_back(std::to_string(copies) + " GPU events appear twice in the file (same name, correlation, stream and start): each is counted once");
+    }
+  }
   if (!have_launches)
     t.warnings.push_back("no CUDA runtime events: GPU work taken by its start time inside the step, launched as recorded");
   if (!c.foreign.empty()) {
