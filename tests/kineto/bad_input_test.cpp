@@ -141,6 +141,9 @@ TEST_CASE("non-finite numbers and launches beyond CUDA's limits are errors, not 
       {R"("block": [256, 1, 1])", R"("block": [256.5, 1, 1])"},
       {R"("ts": 40, "dur": 5)", R"("ts": 40, "dur": 1e400)"},
       {R"("registers per thread": 16)", R"("registers per thread": 1e12)"},
+      {R"("registers per thread": 16)", R"("registers per thread": 256)"},
+      {R"("ts": 40, "dur": 5)", R"("ts": 40, "dur": 1e300)"},
+      {R"("ts": 40, "dur": 5)", R"("ts": 1e300, "dur": 5)"},
       {R"("shared memory": 0)", R"("shared memory": -5)"},
       {R"("shared memory": 0)", R"("shared memory": 1e30)"},
   };

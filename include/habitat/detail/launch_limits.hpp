@@ -12,6 +12,8 @@ namespace habitat::detail {
 
 inline constexpr std::int64_t max_grid_x = 2147483647, max_grid_yz = 65535;
 inline constexpr std::int64_t max_block_xy = 1024, max_block_z = 64, max_threads_per_block = 1024;
+// Registers a thread may use: 255 on every GPU since compute capability 3.5.
+inline constexpr int max_registers_per_thread = 255;
 // Static plus dynamic shared memory of one block: 227 KiB on Hopper; 1 GiB leaves room for any successor.
 inline constexpr long max_shared_mem_per_block = 1L << 30;
 

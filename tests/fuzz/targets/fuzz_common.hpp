@@ -16,13 +16,25 @@
 
 namespace habitat::fuzz {
 
-// One file per process and suffix (libFuzzer's -fork and -jobs run several processes side by side).
-inline std::string write_input(const std::uint8_t* data, std::size_t size, std::string_view suffix) {
-  static const std::string dir = std::filesystem::temp_directory_path().string();
-  const std::string path = dir + "/habitat-fuzz-" + std::to_string(::getpid()) + std::string(suffix);
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  return path;
-}
+// The input as a file, for parsers that read paths; removed when done. One name per process and suffix
+// (libFuzzer's -fork and -jobs run several processes side by side).
+class ScratchFile {
+ public:
+  ScratchFile(const std::uint8_t* data, std::size_t size, std::string_view suffix)
+      : path_(std::filesystem::temp_directory_path().string() + "/habitat-fuzz-" + std::to_string(::getpid()) + std::string(suffix)) {
+    std::ofstream(path_, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  ~ScratchFile() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 inline void require_finite(double v, std::string_view what) {
   if (std::isfinite(v)) return;

@@ -7,9 +7,9 @@
 namespace habitat::fuzz {
 
 inline void kineto_trace(const std::uint8_t* data, std::size_t size) {
-  const std::string path = write_input(data, size, ".json");
+  const ScratchFile input(data, size, ".json");
   try {
-    check_trace(kineto::read_trace(path));
+    check_trace(kineto::read_trace(input.path()));
   } catch (const habitat::error&) {
   }
 }

@@ -28,9 +28,9 @@ namespace habitat::fuzz {
 inline void kineto_trace_gz(const std::uint8_t* data, std::size_t size) {
   const bool is_gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
   const auto packed = is_gzip ? std::vector<std::uint8_t>(data, data + size) : gzip(data, size);
-  const std::string path = write_input(packed.data(), packed.size(), ".json.gz");
+  const ScratchFile input(packed.data(), packed.size(), ".json.gz");
   try {
-    check_trace(kineto::read_trace(path));
+    check_trace(kineto::read_trace(input.path()));
   } catch (const habitat::error&) {
   }
 }

@@ -11,7 +11,7 @@ namespace habitat::fuzz {
 inline void op_csv(const std::uint8_t* data, std::size_t size) {
   static const Catalog catalog = Catalog::builtin();
   static const auto models = mlp::ModelSet<mlp::EigenBackend>::load_dir(HABITAT_MODELS);
-  const std::string path = write_input(data, size, ".csv");
+  const ScratchFile input(data, size, ".csv");
   // The first byte picks options, as the CLI's flags would: a GPU for files without a Device column, an
   // operation for files without OPName, and the ratio method from a measured latency on a T4.
   const std::uint8_t mode = size ? data[0] : 0;
@@ -20,7 +20,7 @@ inline void op_csv(const std::uint8_t* data, std::size_t size) {
   if (mode & 2) opt.op = ops::OpKind::linear;
   opt.skip_failed = mode & 4;
   try {
-    const auto csv = mlp::read_op_csv(path, opt);
+    const auto csv = mlp::read_op_csv(input.path(), opt);
     for (const auto& r : csv.rows) {
       for (double d : r.dims) require_finite(d, "an op dimension");
       if (r.latency_ms) require_finite(*r.latency_ms, "a latency");

@@ -10,12 +10,12 @@ namespace habitat::fuzz {
 
 inline void safetensors(const std::uint8_t* data, std::size_t size) {
   static const Catalog catalog = Catalog::builtin();
-  const std::string path = write_input(data, size, ".safetensors");
+  const ScratchFile input(data, size, ".safetensors");
   try {
-    const auto file = mlp::read_safetensors(path);
+    const auto file = mlp::read_safetensors(input.path());
     for (const auto& [name, t] : file.tensors)
       for (float x : t.data) require_finite(x, "a weight");
-    const mlp::OpModel<mlp::EigenBackend> model(mlp::load_weights(path));
+    const mlp::OpModel<mlp::EigenBackend> model(mlp::load_weights(input.path()));
     mlp::OpQuery q{model.weights().op, ops::Pass::forward, ops::DataType::fp32, {}};
     q.dims.fill(64);
     for (const char* gpu : {"H100 SXM", "T4"})

@@ -404,8 +404,10 @@ namespace detail {
 // then costs about what the slower of the two costs, not their sum.
 class InflateAhead {
  public:
+  // Left uninitialized: zeroing four MiB would cost a small trace more than reading it.
+  using Buffer = std::unique_ptr<char[]>;
   struct Chunk {
-    std::vector<char> data;
+    Buffer data;
     std::size_t size = 0;           // bytes of `data` in use; 0 at the end of the file
     long long compressed_at = -1;   // the file's offset after this chunk
     std::string error;              // zlib's message when the file could not be read or decompressed
@@ -444,7 +446,7 @@ class InflateAhead {
   static constexpr std::size_t chunk_bytes = 1 << 20, chunks_ahead = 4;
 
   void run() {
-    for (std::size_t i = 0; i < chunks_ahead; ++i) spare_.emplace_back(chunk_bytes);
+    for (std::size_t i = 0; i < chunks_ahead; ++i) spare_.emplace_back(new char[chunk_bytes]);
     for (;;) {
       Chunk c;
       {
@@ -454,7 +456,7 @@ class InflateAhead {
         c.data = std::move(spare_.back());
         spare_.pop_back();
       }
-      const int n = gzread(in_, c.data.data(), static_cast<unsigned>(c.data.size()));
+      const int n = gzread(in_, c.data.get(), static_cast<unsigned>(chunk_bytes));
       int errnum = Z_OK;
       const char* msg = gzerror(in_, &errnum);
       // gzread reports a cut-off gzip stream (even one missing only its 8-byte trailer, the checksum of
@@ -483,7 +485,7 @@ class InflateAhead {
   std::mutex m_;
   std::condition_variable cv_;
   std::deque<Chunk> ready_;
-  std::vector<std::vector<char>> spare_;
+  std::vector<Buffer> spare_;
   bool stop_ = false;
   std::thread thread_;  // last: starts once the members it uses exist
 };
@@ -512,7 +514,7 @@ void stream_events(const std::string& path, Sink& sink, const Progress& progress
       boost::system::error_code ec;
       std::size_t pos = 0;
       while (pos < c.size && !parser.done()) {
-        pos += parser.write_some(true, c.data.data() + pos, c.size - pos, ec);
+        pos += parser.write_some(true, c.data.get() + pos, c.size - pos, ec);
         if (ec) throw make_error(path, "byte " + std::to_string(offset + pos), "invalid JSON: " + ec.message());
       }
       offset += c.size;

@@ -98,6 +98,7 @@ struct Collector {
   std::vector<json::object> device_props;
   std::size_t events = 0;
   static constexpr std::size_t compact_at = 1 << 14;  // events kept before the first compaction
+  static constexpr double max_duration_us = 1e10, max_timestamp_us = 1e17;
   std::size_t kept_after_compaction = 0;
   std::map<std::string, std::size_t> foreign;  // complete events of categories nothing here reads
 
@@ -124,6 +125,10 @@ struct Collector {
     if (!ts || !dur || !e.name.is_string())
       throw make_error(path, where(), "complete event without a finite numeric 'ts' and 'dur', or without a string 'name'");
     if (*dur < 0) throw make_error(path, where(), "negative duration");
+    // No event of a training step lasts hours, nor starts in another millennium: a bigger number is a
+    // corrupt field, and would print as hundreds of digits downstream.
+    if (*dur > max_duration_us) throw make_error(path, where(), "a duration of more than 10^10 us (2.8 hours)");
+    if (std::abs(*ts) > max_timestamp_us) throw make_error(path, where(), "a timestamp beyond 10^17 us");
     const auto correlation = as_whole(e.correlation, -0x1p62, 0x1p62);
     switch (c) {
       case Category::annotation: {
@@ -198,13 +203,12 @@ struct Collector {
     if (const auto bad = habitat::detail::launch_limit_violation(*grid, *block)) throw make_error(path, where(), *bad);
     k.grid = *grid;
     k.block = *block;
-    // Limits with room to spare: 255 registers a thread, 228 KiB of shared memory a block on Hopper.
-    if (e.registers.present() && !as_whole(e.registers, 0, 65536))
-      throw make_error(path, where(), "'registers per thread' is not a count from 0 to 65536");
+    if (e.registers.present() && !as_whole(e.registers, 0, habitat::detail::max_registers_per_thread))
+      throw make_error(path, where(), "'registers per thread' is not a count from 0 to 255");
     if (e.shared_memory.present() && !as_whole(e.shared_memory, 0, habitat::detail::max_shared_mem_per_block))
       throw make_error(path, where(), "'shared memory' is not a byte count from 0 to 1 GiB");
     if (e.bytes.present() && !as_whole(e.bytes, 0, 0x1p62)) throw make_error(path, where(), "'bytes' is not a non-negative byte count");
-    k.registers_per_thread = static_cast<int>(as_whole(e.registers, 0, 65536).value_or(0));
+    k.registers_per_thread = static_cast<int>(as_whole(e.registers, 0, habitat::detail::max_registers_per_thread).value_or(0));
     k.shared_mem_bytes = static_cast<long>(as_whole(e.shared_memory, 0, habitat::detail::max_shared_mem_per_block).value_or(0));
     k.bytes = as_number(e.bytes).value_or(0);
     if (k.kind == GpuWorkKind::memcpy) {
