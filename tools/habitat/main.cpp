@@ -420,6 +420,8 @@ int main(int argc, char** argv) {
       };
       const sim::HostModel own = sim::host_model(hosts, origin, origin, {host_args.recorded_on, host_args.recorded_on});
       note(own.assumptions);
+      for (const auto& p : preds)
+        if (!p.datapath_note.empty()) note({p.datapath_note});
       report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
       o.iteration_us = o.simulated->timeline.period_us;
       std::map<std::string, sim::StepProgram> programs;  // by destination host

@@ -67,6 +67,7 @@ class TilePredictor {
         Shape s = *shape_[static_cast<std::size_t>(k.op)];
         s.precision = w.precision;  // TF32 or BF16 where the kernel ran on tensor cores
         const double o = estimate(s, origin, params_, library_efficiency(origin, s)).us;
+        s.precision = datapath(w, origin, dest);
         const double d = estimate(s, dest, params_, library_efficiency(dest, s)).us;
         c = {true, w.precision, &origin, &dest, o > 0 ? d / o : std::nan("")};
       }

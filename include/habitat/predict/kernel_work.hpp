@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "habitat/predict/datapath.hpp"
 #include "habitat/predict/op_cost.hpp"
 #include "habitat/trace/trace.hpp"
 
@@ -26,9 +27,16 @@ enum class WorkSource { measured, estimated, unknown };
 struct KernelWork {
   double flops = 0;
   double bytes = 0;
-  Precision precision = Precision::fp32;
+  Precision precision = Precision::fp32;  // the datapath it ran on where it was traced
   WorkSource source = WorkSource::unknown;
+  MathFamily family = MathFamily::none;  // the library that ran its math (none: not a math kernel)
+  bool tf32_allowed = false;             // the framework's settings let this FP32 math use TF32 (predict/datapath.hpp)
 };
+
+// The datapath of w on GPU g, for a trace recorded on traced_on (predict/datapath.hpp).
+[[nodiscard]] inline Precision datapath(const KernelWork& w, const Device& traced_on, const Device& g) {
+  return datapath(w.precision, w.tf32_allowed, traced_on, g);
+}
 
 namespace detail {
 
@@ -74,7 +82,7 @@ namespace detail {
 
 }  // namespace detail
 
-[[nodiscard]] inline std::vector<KernelWork> kernel_work(const Trace& t) {
+[[nodiscard]] inline std::vector<KernelWork> kernel_work(const Trace& t, const Tf32Settings& tf32) {
   std::vector<KernelWork> work(t.kernels.size());
   // Duration of each op's kernels, all and math-only, to spread the op's work.
   // Name matching is the costly part: classify each kernel once.
@@ -97,6 +105,8 @@ namespace detail {
     KernelWork& w = work[i];
     const Operation* op = k.op >= 0 ? &t.ops[k.op] : nullptr;
     w.precision = detail::kernel_precision(k, math[i], op);
+    if (math[i] && op) w.family = op_cost[k.op] ? op_cost[k.op]->family : math_family_by_name(op->name);
+    w.tf32_allowed = tf32.allows(w.family);
     if (k.metrics) {
       w.flops = k.metrics->flops;
       w.bytes = k.metrics->dram_bytes;
@@ -126,5 +136,8 @@ namespace detail {
   }
   return work;
 }
+
+// With the settings the trace records (PyTorch's defaults where it records none).
+[[nodiscard]] inline std::vector<KernelWork> kernel_work(const Trace& t) { return kernel_work(t, tf32_settings(t)); }
 
 }  // namespace habitat

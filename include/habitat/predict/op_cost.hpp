@@ -20,10 +20,14 @@
 
 namespace habitat {
 
+// Which library runs an operation's math decides which datapaths the framework lets it use (predict/datapath.hpp).
+enum class MathFamily : unsigned char { none, matmul, convolution, grouped_convolution, attention, rnn };
+
 struct OpCost {
   double flops = 0;
   double bytes = 0;
   bool math = false;  // dominated by tensor-core/FMA math (GEMM, convolution, attention, RNN)
+  MathFamily family = MathFamily::none;
 };
 
 namespace cost {
@@ -120,7 +124,7 @@ using ops::aten::Signature;
 [[nodiscard]] inline OpCost gemm(double batch, double m, double n, double k, double elem, bool weight_shared,
                                  double extra_bytes = 0) {
   const ops::Work w = ops::gemm_work(batch, m, n, k, elem, weight_shared);
-  return {w.flops, w.bytes + extra_bytes, true};
+  return {w.flops, w.bytes + extra_bytes, true, MathFamily::matmul};
 }
 
 // mm, bmm, addmm, baddbmm, addbmm: [(batch,) m, k] @ [(batch,) k, n] (+ bias).
@@ -159,6 +163,13 @@ using ops::aten::Signature;
   return at ? ints(op, *at) : std::vector<std::int64_t>{};
 }
 
+// Grouped convolutions (depthwise among them) run on CUDA cores whatever the precision allows; the rest are
+// implicit GEMMs on the datapath the precision allows.
+[[nodiscard]] inline MathFamily conv_family(const Operation& op, const ops::aten::ConvArgs& ca, const Signature& sig) {
+  const bool grouped = sig.op == "aten::_conv_depthwise2d" || (ca.groups && at_or(ints(op, *ca.groups), 0, 1) > 1);
+  return grouped ? MathFamily::grouped_convolution : MathFamily::convolution;
+}
+
 // Convolutions (any spatial rank, groups, dilation, transposed) with the argument positions of the
 // ATen signature that names them.
 [[nodiscard]] inline OpCost convolution(const Operation& op, const Signature& sig) {
@@ -184,7 +195,7 @@ using ops::aten::Signature;
                                  : double(w->shape[0]);
   const ops::Work wk = ops::conv_work(double(x->shape[0]), double(x->shape[1]), cout, numel(w->shape), in_pixels, out_pixels,
                                       transposed, dtype_bytes(x->dtype));
-  return {wk.flops, wk.bytes, true};
+  return {wk.flops, wk.bytes, true, conv_family(op, ca, sig)};
 }
 
 // convolution_backward: one convolution-sized GEMM per requested gradient (output_mask: input, weight).
@@ -201,7 +212,7 @@ using ops::aten::Signature;
   for (std::size_t i = 2; i < pix_from->shape.size(); ++i) pixels *= double(pix_from->shape[i]);
   const double one = 2 * double(gy->shape[0]) * numel(w->shape) * pixels;
   const double grads = mask.size() >= 2 ? double(mask[0] + mask[1]) : 2.0;
-  return {one * std::max(grads, 1.0), bytes_of(*gy) + 2 * bytes_of(*x) + 2 * bytes_of(*w), true};
+  return {one * std::max(grads, 1.0), bytes_of(*gy) + 2 * bytes_of(*x) + 2 * bytes_of(*w), true, conv_family(op, ca, sig)};
 }
 
 // Whether an attention op masks causally: its is_causal flag, or a non-zero custom_mask_type.
@@ -225,7 +236,7 @@ using ops::aten::Signature;
   if (attention_causal(op, aa)) flops /= 2;
   if (backward) flops *= 2.5;
   const double io = sum_input_bytes(op) + bytes_of(*q);  // inputs plus the output (or dQ, dK, dV ~ inputs)
-  return {flops, backward ? 2 * io : io, true};
+  return {flops, backward ? 2 * io : io, true, MathFamily::attention};
 }
 
 // cuDNN RNN: every weight is used once per time step per sequence (forward), twice in the backward pass.
@@ -237,7 +248,7 @@ using ops::aten::Signature;
   const double weights = buf ? numel(buf->shape) : 0;
   if (!x || x->shape.size() < 2 || weights == 0) return elementwise(op);
   const double tokens = numel(x->shape) / double(x->shape.back());
-  return {2 * weights * tokens * (backward ? 2 : 1), sum_input_bytes(op) * (backward ? 3 : 2), true};
+  return {2 * weights * tokens * (backward ? 2 : 1), sum_input_bytes(op) * (backward ? 3 : 2), true, MathFamily::rnn};
 }
 
 // Embedding lookups read and write one row per index; the dense backward also writes the whole table.
@@ -307,11 +318,28 @@ inline constexpr std::array rules = {
 
 }  // namespace cost
 
+// The math family of an operation by its name alone (traces recorded without shapes still name their ops).
+[[nodiscard]] inline MathFamily math_family_by_name(std::string_view op) {
+  auto has = [&](std::string_view p) { return op.find(p) != std::string_view::npos; };
+  if (has("depthwise")) return MathFamily::grouped_convolution;
+  if (has("conv")) return MathFamily::convolution;
+  if (has("attention")) return MathFamily::attention;
+  if (has("rnn") || has("lstm") || has("gru")) return MathFamily::rnn;
+  if (op == "aten::mm" || op == "aten::addmm" || op == "aten::bmm" || op == "aten::baddbmm" || op == "aten::addbmm" ||
+      op == "aten::linear" || op == "aten::matmul" || op == "aten::einsum" || op == "aten::addmv" || op == "aten::mv")
+    return MathFamily::matmul;
+  return MathFamily::none;
+}
+
 // Work of one operation; unknown operations count as element-wise. Returns nullopt where the trace holds
 // no shapes at all (tensor lists, for instance), so callers can tell "estimated zero" from "unknown".
 [[nodiscard]] inline std::optional<OpCost> estimate_op_cost(const Operation& op) {
   for (const auto& r : cost::rules)
-    if (r.name == op.name) return r.rule(op, ops::aten::signature(r.name));
+    if (r.name == op.name) {
+      const OpCost c = r.rule(op, ops::aten::signature(r.name));
+      if (c.flops <= 0 && c.bytes <= 0) return std::nullopt;  // recorded without shapes
+      return c;
+    }
   const OpCost c = cost::elementwise(op);
   if (c.bytes <= 0) return std::nullopt;
   return c;

@@ -49,6 +49,7 @@ struct PredictedTrace {
   std::vector<BreakdownRow> by_operation, by_method;
   int floored_kernels = 0;   // predictions raised to the destination's roofline bound
   int replaced_kernels = 0;  // non-finite or non-positive predictions answered by roofline scaling instead
+  std::string datapath_note;  // FP32 math that runs on TF32 tensor cores here but did not where it was traced (datapath.hpp)
   std::size_t model_declined_ops = 0;  // operations a learned model covers but declined (outside its training range)
   std::string model_declined_reason;
 
@@ -158,6 +159,7 @@ template <class Predictor>
   out.kernels.reserve(t.kernels.size());
   std::vector<BreakdownRow> by_label(labels.names.size());
   std::array<BreakdownRow, std::size(all_methods)> by_method_index{};
+  double moved_cudnn_us = 0, moved_matmul_us = 0;
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
     std::optional<double> coll;
@@ -165,6 +167,8 @@ template <class Predictor>
     const KernelPrediction kp = coll ? KernelPrediction{*coll, Method::collective} : guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
     out.gpu_active_us += kp.duration_us;
+    if (!coll && work[i].precision != datapath(work[i], origin, dest))
+      (work[i].family == MathFamily::matmul ? moved_matmul_us : moved_cudnn_us) += k.duration_us;
     for (auto* row : {&by_label[static_cast<std::size_t>(labels.of_kernel[i])], &by_method_index[static_cast<std::size_t>(kp.method)]}) {
       row->origin_us += k.duration_us;
       row->predicted_us += kp.duration_us;
@@ -176,6 +180,7 @@ template <class Predictor>
     if (by_label[i].kernels > 0) by_op[labels.names[i]] = by_label[i];
   for (const Method m : all_methods)
     if (by_method_index[static_cast<std::size_t>(m)].kernels > 0) by_method[to_string(m)] = by_method_index[static_cast<std::size_t>(m)];
+  out.datapath_note = datapath_note(moved_cudnn_us, moved_matmul_us, out.origin_gpu_active_us, tf32_settings(t), dest);
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);
   return out;

@@ -25,6 +25,10 @@ inline constexpr double l2_reuse_share = 0.5;
   return std::clamp(1.0 - l2_reuse_share * l2_mib * 1048576.0 / bytes, 0.0, 1.0);
 }
 
+// The part of a kernel's time that does not grow with its work (launch, ramp, tail): 5 us, chosen on the FP32
+// batch sweeps of fixtures/whatif (whatif/kernel_resize.hpp says how).
+inline constexpr double fixed_kernel_us = 5;
+
 struct RooflineTime {
   double compute_us = 0, memory_us = 0;
   [[nodiscard]] double bound_us() const { return std::max(compute_us, memory_us); }

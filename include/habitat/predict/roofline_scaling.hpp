@@ -33,28 +33,60 @@ struct RooflineScaling {
   static constexpr const char* name = "roofline";
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& o, const Device& d) const {
+    return predict_on(k, w, o, d, datapath(w, o, d));
+  }
+
+  // The same with the destination's datapath given, and its DRAM bytes `byte_ratio` times the origin's: what a
+  // change of precision does (the precision what-if, o == d) goes through the same decomposition as a change of GPU.
+  [[nodiscard]] KernelPrediction predict_on(const Kernel& k, const KernelWork& w, const Device& o, const Device& d, Precision pd,
+                                            double byte_ratio = 1) const {
     if (k.kind == GpuWorkKind::memcpy && k.copy_kind != "DtoD") return {k.duration_us, Method::host_transfer, 0};
     const double t_o = std::max(k.duration_us, 0.0);
     const bool known = w.source != WorkSource::unknown;
     const double dram_bytes = known ? w.bytes * dram_fraction(w.bytes, o.l2_mib) : 0;
     const RooflineTime busy_o = roofline_sustained(known ? w.flops : 0, dram_bytes, w.precision, o);
-    const double u = t_o > 0 ? std::clamp(busy_o.memory_us / t_o, 0.0, 1.0) : 0;
-    const double c = t_o > 0 ? std::clamp(busy_o.compute_us / t_o, 0.0, 1.0) : 0;
-    const double s_mem = o.sustained_bandwidth_gbps() / d.sustained_bandwidth_gbps();
+    // Work unknown (no recorded shapes): a kernel far longer than a launch is moving data; its time beyond the
+    // fixed part of a kernel is taken as DRAM traffic (the paper's gamma = 1 fallback, less the launch).
+    const double u = t_o <= 0 ? 0
+                     : known  ? std::clamp(busy_o.memory_us / t_o, 0.0, 1.0)
+                              : (k.kind == GpuWorkKind::kernel ? std::max(t_o - fixed_kernel_us, 0.0) / t_o : 0.0);
+    // A library's matmul, convolution, attention or RNN kernel that moves to another datapath (FP32 lanes to TF32
+    // or BF16 tensor cores) is replaced by the library's kernel for that datapath: what its DRAM traffic and its
+    // fixed part do not explain is its math, at the library's efficiency, and moves with the datapath (measured
+    // on the H100 with the same FP32 steps on FP32 lanes and on TF32, fixtures/tf32: counting that time as latency
+    // kept 35-200% of the gain away). On the same datapath the kernel's efficiency is its architecture's (an A100's
+    // FP32 GEMMs reach a larger share of its peak than an H100's), so the decomposition stays as measured.
+    const bool switches = o.on_tensor_cores(w.precision) != d.on_tensor_cores(pd) || (pd != w.precision && d.on_tensor_cores(pd));
+    const bool library_math = known && switches &&
+                              (w.family == MathFamily::matmul || w.family == MathFamily::convolution ||
+                               w.family == MathFamily::attention || w.family == MathFamily::rnn);
+    const double c_roof = t_o > 0 ? std::clamp(busy_o.compute_us / t_o, 0.0, 1.0) : 0;
+    const double c = library_math && t_o > 0 ? std::max(c_roof, 1 - u - std::min(fixed_kernel_us, t_o) / t_o) : c_roof;
+    const double s_mem = byte_ratio * o.sustained_bandwidth_gbps() / d.sustained_bandwidth_gbps();
     const double rate_o = o.flops_per_clk_per_sm(w.precision) * o.load_clock_mhz(w.precision);
-    const double rate_d = d.flops_per_clk_per_sm(w.precision) * d.load_clock_mhz(w.precision);
+    const double rate_d = d.flops_per_clk_per_sm(pd) * d.load_clock_mhz(pd);
     const double clock = o.load_clock_mhz(Precision::fp32) / d.load_clock_mhz(Precision::fp32);
 
     Method method = Method::roofline_scaling;
     double load_ratio = 1, wave_ratio = 1;
+    const bool matmul = k.name.find("gemm") != std::string::npos || k.name.find("xmma") != std::string::npos ||
+                        k.name.find("cutlass") != std::string::npos || k.name.find("conv") != std::string::npos;
     if (k.kind == GpuWorkKind::kernel && k.in_graph && w.source != WorkSource::measured) {
       // A CUDA graph's kernel has no framework op of its own to estimate its work from (and CUPTI may report its launch
       // as 1x1): it is taken to fill the GPU, a matmul or convolution (by its library's name) at the whole
       // GPU's math rate, anything else at DRAM bandwidth.
-      const bool matmul = k.name.find("gemm") != std::string::npos || k.name.find("xmma") != std::string::npos ||
-                          k.name.find("cutlass") != std::string::npos || k.name.find("conv") != std::string::npos;
       const double s_gpu = matmul ? (rate_o * o.sms) / (rate_d * d.sms) : s_mem;
       return {t_o * s_gpu, Method::unrecorded_launch, matmul ? 0.0 : 1.0};
+    }
+    if (k.kind == GpuWorkKind::kernel && !known && matmul) {
+      // A matmul or convolution whose operation recorded no shapes: taken to be bound by its datapath, like a
+      // graph kernel, but with its own grid's per-SM load (the launch is recorded).
+      const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};
+      const std::int64_t blocks = std::max<std::int64_t>(k.blocks(), 1);
+      const auto wave_o = try_wave_size(o, lc), wave_d = try_wave_size(d, lc);
+      const double load = wave_o && wave_d ? detail::per_sm_load(blocks, *wave_d, d.sms) / detail::per_sm_load(blocks, *wave_o, o.sms)
+                                           : double(o.sms) / d.sms;
+      return {t_o * load * rate_o / rate_d, Method::unknown_math, 0.0};
     }
     if (k.kind == GpuWorkKind::kernel) {
       const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};

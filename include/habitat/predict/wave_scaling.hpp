@@ -22,6 +22,7 @@ enum class Method {
   roofline_operation,
   unrecorded_launch,
   tile_model,
+  unknown_math,
   collective,
 };
 
@@ -36,6 +37,7 @@ enum class Method {
     case Method::roofline_operation: return "roofline scaling of the operation (launch does not fit destination)";
     case Method::unrecorded_launch: return "throughput scaling (CUDA graph kernel: work unknown)";
     case Method::tile_model: return "GEMM tile model (kernel-varying op)";
+    case Method::unknown_math: return "math throughput scaling (matmul/convolution kernel, no recorded shapes)";
     case Method::collective: return "collective model (NCCL kernel: message size, ranks, links)";
   }
   return "?";
@@ -43,7 +45,7 @@ enum class Method {
 
 inline constexpr Method all_methods[] = {Method::wave_scaling,     Method::wave_scaling_sm_ratio, Method::bandwidth_scaling,
                                          Method::host_transfer,    Method::mlp_ratio,             Method::roofline_scaling,
-                                         Method::roofline_operation, Method::unrecorded_launch, Method::tile_model, Method::collective};
+                                         Method::roofline_operation, Method::unrecorded_launch, Method::tile_model, Method::unknown_math, Method::collective};
 static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::collective) + 1, "list every Method (collective is the last)");
 
 // A word or two for tables ("roofline 81%, tile 19%").
@@ -58,6 +60,7 @@ static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::collect
     case Method::roofline_operation: return "roofline-op";
     case Method::unrecorded_launch: return "graph";
     case Method::tile_model: return "tile";
+    case Method::unknown_math: return "math-rate";
     case Method::collective: return "collective";
   }
   return "?";

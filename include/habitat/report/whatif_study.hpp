@@ -46,7 +46,7 @@ struct WorkloadName {
   std::int64_t batch = 0;
 };
 [[nodiscard]] inline std::optional<WorkloadName> parse_workload(const std::string& name) {
-  static const std::regex re("(.+)_(fp32|bf16|fp16)_b([0-9]+)");
+  static const std::regex re("(.+)_(fp32|fp32strict|tf32|bf16|fp16)_b([0-9]+)");
   std::smatch m;
   if (!std::regex_match(name, m, re)) return std::nullopt;
   return WorkloadName{m[1], m[2], std::stoll(m[3])};
@@ -74,10 +74,15 @@ struct WorkloadName {
   for (const auto& a : steps)
     for (const auto& b : steps) {
       const auto wa = parse_workload(a.workload), wb = parse_workload(b.workload);
-      if (!wa || !wb || wa->model != wb->model || wa->precision != "fp32" || &a == &b) continue;
+      if (!wa || !wb || wa->model != wb->model || &a == &b) continue;
+      // From FP32 (PyTorch's defaults) to another batch, to autocast BF16/FP16, or to TF32 everywhere; from FP32
+      // with TF32 off everywhere (fp32strict, what a GPU without TF32 runs) to TF32 everywhere.
       whatif::Spec spec;
-      if (batch && wb->precision == "fp32" && wb->batch != wa->batch) spec.batch = wb->batch;
-      else if (!batch && wb->precision != "fp32" && wb->batch == wa->batch) spec.precision = wb->precision == "bf16" ? Precision::bf16 : Precision::fp16;
+      const bool fp32 = wa->precision == "fp32", strict = wa->precision == "fp32strict";
+      if (batch && fp32 && wb->precision == "fp32" && wb->batch != wa->batch) spec.batch = wb->batch;
+      else if (!batch && fp32 && (wb->precision == "bf16" || wb->precision == "fp16") && wb->batch == wa->batch)
+        spec.precision = wb->precision == "bf16" ? Precision::bf16 : Precision::fp16;
+      else if (!batch && (fp32 || strict) && wb->precision == "tf32" && wb->batch == wa->batch) spec.precision = Precision::tf32;
       else continue;
       const Trace& t = trace(a);
       const Trace& measured = trace(b);

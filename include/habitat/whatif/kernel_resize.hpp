@@ -10,11 +10,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "habitat/predict/roofline.hpp"
 #include "habitat/trace/trace.hpp"
 
 namespace habitat::whatif {
 
-inline constexpr double fixed_kernel_us = 5;
+using habitat::fixed_kernel_us;
 
 // The kernel's time at `ratio` times its work.
 [[nodiscard]] inline double rescaled_us(double us, double ratio, double fixed_us = fixed_kernel_us) {

@@ -7,9 +7,10 @@
 // parameter a lower-precision operation uses is cast to it in the forward pass and its gradient cast back in
 // the backward pass. FP16 adds GradScaler's per-step unscale-and-check over all gradients.
 //
-// The times: a math kernel's by the ratio of its roofline time at the new precision (tensor-core peak, half
-// the bytes) to the recorded precision's; a memory-bound kernel that moves lower-precision data by half its
-// bytes; both above the fixed part of kernel_resize.hpp. Cast kernels are folded into the kernel they feed
+// The times: a math kernel's by roofline scaling onto the same GPU with the new datapath (tensor cores at the
+// precision) and half the bytes, the decomposition a change of GPU uses (roofline_scaling.hpp); a memory-bound
+// kernel that moves lower-precision data by half its bytes above the fixed part of kernel_resize.hpp. The TF32
+// what-if (tf32() below) moves FP32 library math to TF32 the same way. Cast kernels are folded into the kernel they feed
 // (they run just before it, on its stream) and their host calls into its launch.
 #include <algorithm>
 #include <array>
@@ -19,6 +20,7 @@
 
 #include "habitat/predict/kernel_work.hpp"
 #include "habitat/predict/roofline.hpp"
+#include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/whatif/batch.hpp"
 
 namespace habitat::whatif {
@@ -123,7 +125,41 @@ namespace detail {
 }
 }  // namespace detail
 
+// The TF32 what-if: the FP32 step with torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+// both on. FP32 matmuls, convolutions and RNNs that ran on FP32 lanes move to TF32 tensor cores (where the GPU
+// has them); storage stays FP32, so nothing is cast. The kernels are marked so that a prediction for another
+// GPU sees their new datapath.
+[[nodiscard]] inline Transformed tf32(const Trace& t, const Device& origin) {
+  Transformed out = Transformed::unchanged(t);
+  if (!origin.on_tensor_cores(Precision::tf32)) {
+    out.notes.push_back(origin.name + " has no TF32 tensor cores: the step is unchanged");
+    return out;
+  }
+  // Only what the step's own settings kept off moves: where the trace records cuDNN already allowed TF32 and it
+  // picked an FP32 kernel anyway, it would pick it again (a trace without convolutions records no setting).
+  const Tf32Settings before = tf32_settings(t);
+  Tf32Settings added;
+  added.cudnn = !(before.cudnn && before.cudnn_recorded);
+  added.matmul = !before.matmul;
+  const auto work = kernel_work(t, added);
+  double moved_us = 0;
+  for (std::size_t i = 0; i < t.kernels.size(); ++i) {
+    const KernelWork& w = work[i];
+    if (w.precision != Precision::fp32 || !w.tf32_allowed || t.kernels[i].kind != GpuWorkKind::kernel) continue;
+    Kernel& nk = out.trace.kernels[i];
+    nk.duration_us = RooflineScaling{}.predict_on(t.kernels[i], w, origin, origin, Precision::tf32).duration_us;
+    nk.name += " [tf32]";
+    moved_us += t.kernels[i].duration_us;
+    ++out.kernels_changed;
+  }
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.2f ms", moved_us / 1e3);
+  out.notes.push_back(std::to_string(out.kernels_changed) + " FP32 matmul, convolution and RNN kernels (" + ms + " of GPU time) moved to TF32 tensor cores");
+  return out;
+}
+
 [[nodiscard]] inline Transformed autocast(const Trace& t, const Device& origin, const PrecisionOptions& opt) {
+  if (opt.to == Precision::tf32) return tf32(t, origin);
   Transformed out = Transformed::unchanged(t);
   const auto work = kernel_work(t);
   const auto params = parameter_shapes(t);
@@ -150,19 +186,21 @@ namespace detail {
     if (c == Autocast::fp32) continue;
     const bool math = habitat::detail::is_math_kernel(k.name);
     double ratio = 0.5;  // lower-precision data: half the bytes
+    bool decomposed = false;  // the ratio already keeps the kernel's latency share
     const int top = top_level_op(t, k.op);
     const bool backward = top >= 0 && t.ops[static_cast<std::size_t>(top)].backward;
     if (const MeasuredFactor* f = detail::exception(t, k.op)) {
       ratio = factor(*f, opt.to, backward);
     } else if (math && c == Autocast::lower) {
-      const KernelWork& w = work[i];
-      const double before = roofline_sustained(w.flops, w.bytes, w.precision, origin).bound_us();
-      const double after = roofline_sustained(w.flops, w.bytes * elem_bytes / fp32_bytes, opt.to, origin).bound_us();
-      ratio = before > 0 && after > 0 ? after / before : 0.5;
+      // The same decomposition as a change of GPU (roofline_scaling.hpp): the share of the kernel its math
+      // explains moves to the new datapath, the share its DRAM traffic explains to half the bytes, the rest stays.
+      const double now = RooflineScaling{}.predict_on(k, work[i], origin, origin, opt.to, elem_bytes / fp32_bytes).duration_us;
+      ratio = k.duration_us > 0 && now > 0 ? now / k.duration_us : 0.5;
+      decomposed = true;
     } else if (math) {
       continue;  // a math kernel outside autocast's list keeps its precision
     }
-    nk.duration_us = rescaled_us(k.duration_us, ratio, autocast_fixed_us);
+    nk.duration_us = decomposed ? k.duration_us * ratio : rescaled_us(k.duration_us, ratio, autocast_fixed_us);
     if (k.kind != GpuWorkKind::kernel) nk.bytes = k.bytes * ratio;
     ++out.kernels_changed;
     // The casts of this op's parameters, before its first kernel.

@@ -45,9 +45,10 @@ struct Spec {
       s.batch = n;
     } else if (key == "precision") {
       if (s.precision) throw make_error(a, "--what-if", "precision is given twice");
-      for (const Precision p : {Precision::bf16, Precision::fp16, Precision::fp32})
+      for (const Precision p : {Precision::bf16, Precision::fp16, Precision::tf32, Precision::fp32})
         if (value == to_string(p)) s.precision = p;
-      if (!s.precision) throw make_error(a, "--what-if precision", "must be bf16, fp16 or fp32 (autocast's lower precisions, or none)");
+      if (!s.precision)
+        throw make_error(a, "--what-if precision", "must be bf16, fp16 (autocast), tf32 (FP32 with TF32 matmuls and convolutions) or fp32 (none)");
     } else {
       throw make_error(a, "--what-if", "unknown key '" + key + "' (known: batch, precision)");
     }
@@ -79,7 +80,7 @@ struct Applied {
     batch = *spec.batch;
   }
   if (spec.precision && *spec.precision != Precision::fp32) {
-    if (runs_lower_precision(t))
+    if (*spec.precision != Precision::tf32 && runs_lower_precision(t))
       throw make_error(t.source, "--what-if precision", "the trace already runs in BF16/FP16: a precision what-if starts from an FP32 step");
     Transformed p = autocast(x.trace, origin, {*spec.precision});
     for (std::size_t i = 0; i < p.extra_host_us.size(); ++i) p.extra_host_us[i] += x.extra_host_us[i];

@@ -1,0 +1,70 @@
+#pragma once
+// The datapath a kernel's math runs on, on a given GPU, as the framework would choose it. A kernel traced on
+// a GPU with TF32 tensor cores shows in its name whether it ran on them; one traced on a GPU without them
+// shows only its storage precision, and on a destination with TF32 the framework's settings decide:
+//  - cuDNN (convolutions, RNNs) may use TF32: torch.backends.cudnn.allow_tf32, True by default since
+//    PyTorch 1.7. Recorded with every aten::_convolution / cudnn_convolution (its allow_tf32 argument).
+//  - cuBLAS (matmuls) may not: torch.backends.cuda.matmul.allow_tf32, False by default since PyTorch 1.12.
+//    Not recorded (a trace from a GPU with TF32 shows it in its kernels, and there the kernels decide); the
+//    TF32 what-if turns it on.
+//  - Grouped (depthwise) convolutions and attention stay on FP32 lanes in FP32.
+// Measured on the H100 (fixtures/tf32): the same FP32 steps with both settings off, the defaults and both on.
+#include <optional>
+#include <string>
+
+#include "habitat/device/device.hpp"
+#include "habitat/predict/op_cost.hpp"
+#include "habitat/trace/trace.hpp"
+
+namespace habitat {
+
+struct Tf32Settings {
+  bool cudnn = true;    // torch.backends.cudnn.allow_tf32 (PyTorch's default)
+  bool matmul = false;  // torch.backends.cuda.matmul.allow_tf32 (PyTorch's default)
+  bool cudnn_recorded = false;  // read from the trace rather than assumed
+
+  [[nodiscard]] bool allows(MathFamily f) const {
+    switch (f) {
+      case MathFamily::convolution:
+      case MathFamily::rnn: return cudnn;
+      case MathFamily::matmul: return matmul;
+      default: return false;
+    }
+  }
+};
+
+// The settings a trace was recorded with, where it shows them; PyTorch's defaults elsewhere.
+[[nodiscard]] inline Tf32Settings tf32_settings(const Trace& t) {
+  Tf32Settings s;
+  for (const Operation& op : t.ops) {
+    if (op.name != "aten::_convolution" && op.name != "aten::cudnn_convolution" && op.name != "aten::cudnn_convolution_transpose") continue;
+    const auto at = ops::aten::signature(op.name).find("allow_tf32");
+    if (!at || *at >= op.inputs.size() || op.inputs[*at].value.empty()) continue;
+    s.cudnn = cost::flag(op, *at);
+    s.cudnn_recorded = true;
+    break;
+  }
+  return s;
+}
+
+// The datapath on GPU g of math that ran on `recorded` when traced on `traced_on`. The precision the kernel
+// showed stands wherever the recording GPU could have shown TF32 (a SIMT kernel cuDNN picked there stays one);
+// only FP32 math recorded on a GPU without TF32 moves to TF32, where the settings allowed it (tf32_allowed).
+[[nodiscard]] inline Precision datapath(Precision recorded, bool tf32_allowed, const Device& traced_on, const Device& g) {
+  if (recorded != Precision::fp32 || traced_on.on_tensor_cores(Precision::tf32)) return recorded;
+  return tf32_allowed && g.on_tensor_cores(Precision::tf32) ? Precision::tf32 : Precision::fp32;
+}
+
+// What a destination's datapaths assume, said once per prediction: the origin GPU time of cuDNN's and of
+// cuBLAS's FP32 math that moves to TF32 there.
+[[nodiscard]] inline std::string datapath_note(double cudnn_us, double matmul_us, double total_us, const Tf32Settings& s, const Device& dest) {
+  if (!(cudnn_us + matmul_us > 0) || !(total_us > 0)) return {};
+  const int pct = static_cast<int>(100 * (cudnn_us + matmul_us) / total_us + 0.5);
+  const std::string who = cudnn_us > 0 && matmul_us > 0 ? "convolutions, RNNs and matmuls" : cudnn_us > 0 ? "convolutions and RNNs" : "matmuls";
+  std::string why;
+  if (cudnn_us > 0) why = std::string("torch.backends.cudnn.allow_tf32 ") + (s.cudnn_recorded ? "as the trace records it" : "at PyTorch's default, True");
+  if (matmul_us > 0) why += std::string(why.empty() ? "" : "; ") + "torch.backends.cuda.matmul.allow_tf32 True";
+  return "FP32 " + who + " (" + std::to_string(pct) + "% of the origin's GPU time) run on " + dest.name + "'s TF32 tensor cores (" + why + ")";
+}
+
+}  // namespace habitat
