@@ -323,7 +323,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> what_if_args;
   predict->add_option("--what-if", what_if_args,
                       "also predict the step transformed: batch=N (needs --batch, the trace's own), precision=bf16|fp16 (autocast from "
-                      "an FP32 trace); repeatable, applied together");
+                      "an FP32 trace) or precision=tf32 (TF32 matmuls and convolutions); repeatable, applied together");
   add_common(*predict, c, true);
   add_model(*predict, c);
 
