@@ -161,7 +161,8 @@ namespace detail {
 [[nodiscard]] inline Transformed autocast(const Trace& t, const Device& origin, const PrecisionOptions& opt) {
   if (opt.to == Precision::tf32) return tf32(t, origin);
   Transformed out = Transformed::unchanged(t);
-  const auto work = kernel_work(t);
+  const Tf32Settings tf32 = tf32_settings(t);
+  const auto work = kernel_work(t, tf32);
   const auto params = parameter_shapes(t);
   const char* elem = opt.to == Precision::fp16 ? "c10::Half" : "c10::BFloat16";
   const double elem_bytes = ops::dtype_bytes(elem), fp32_bytes = ops::dtype_bytes("float");
@@ -194,7 +195,12 @@ namespace detail {
     } else if (math && c == Autocast::lower) {
       // The same decomposition as a change of GPU (roofline_scaling.hpp): the share of the kernel its math
       // explains moves to the new datapath, the share its DRAM traffic explains to half the bytes, the rest stays.
-      const double now = RooflineScaling{}.predict_on(k, work[i], origin, origin, opt.to, elem_bytes / fp32_bytes).duration_us;
+      // cuDNN, allowed TF32 on a GPU that has it, still picked a kernel on FP32 lanes: tensor cores do not pay for
+      // this convolution (a few channels, DCGAN's first and last layers), so the lower precision only halves its bytes.
+      const bool simt_by_choice = work[i].family == MathFamily::convolution && work[i].precision == Precision::fp32 && tf32.cudnn &&
+                                  tf32.cudnn_recorded && origin.on_tensor_cores(Precision::tf32);
+      const double now =
+          RooflineScaling{}.predict_on(k, work[i], origin, origin, simt_by_choice ? Precision::fp32 : opt.to, elem_bytes / fp32_bytes).duration_us;
       ratio = k.duration_us > 0 && now > 0 ? now / k.duration_us : 0.5;
       decomposed = true;
     } else if (math) {
