@@ -9,6 +9,7 @@
 //    TF32 what-if turns it on.
 //  - Grouped (depthwise) convolutions and attention stay on FP32 lanes in FP32.
 // Measured on the H100 (fixtures/tf32): the same FP32 steps with both settings off, the defaults and both on.
+#include <array>
 #include <optional>
 #include <string>
 
@@ -65,6 +66,24 @@ struct Tf32Settings {
   if (cudnn_us > 0) why = std::string("torch.backends.cudnn.allow_tf32 ") + (s.cudnn_recorded ? "as the trace records it" : "at PyTorch's default, True");
   if (matmul_us > 0) why += std::string(why.empty() ? "" : "; ") + "torch.backends.cuda.matmul.allow_tf32 True";
   return "FP32 " + who + " (" + std::to_string(pct) + "% of the origin's GPU time) run on " + dest.name + "'s TF32 tensor cores (" + why + ")";
+}
+
+// Lower-precision math that ran on tensor cores where it was traced and has none for its precision on the
+// destination: it runs on the FP32 lanes there (cuBLAS and cuDNN take BF16 and TF32 on pre-Ampere GPUs without
+// tensor cores, FP16 on pre-Volta ones), said once per prediction with the share of the origin's GPU time.
+[[nodiscard]] inline std::string fallback_note(const std::array<double, 4>& us_by_precision, double total_us, const Device& dest) {
+  std::string out;
+  for (const Precision p : {Precision::bf16, Precision::fp16, Precision::tf32}) {
+    const double us = us_by_precision[static_cast<std::size_t>(p)];
+    if (!(us > 0) || !(total_us > 0)) continue;
+    const int pct = static_cast<int>(100 * us / total_us + 0.5);
+    std::string hint;
+    if (p == Precision::bf16 && dest.cc_major >= 7 && dest.on_tensor_cores(Precision::fp16)) hint = "; FP16 autocast would use its FP16 tensor cores";
+    out += std::string(out.empty() ? "" : "; ") + (p == Precision::tf32 ? "TF32" : p == Precision::bf16 ? "BF16" : "FP16") +
+           " math (" + std::to_string(pct) + "% of the origin's GPU time) runs on " + dest.name + "'s FP32 lanes: it has no " +
+           to_string(p) + " tensor cores" + hint;
+  }
+  return out;
 }
 
 }  // namespace habitat

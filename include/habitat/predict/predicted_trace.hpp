@@ -160,6 +160,7 @@ template <class Predictor>
   std::vector<BreakdownRow> by_label(labels.names.size());
   std::array<BreakdownRow, std::size(all_methods)> by_method_index{};
   double moved_cudnn_us = 0, moved_matmul_us = 0;
+  std::array<double, 4> fallback_us{};  // by Precision: tensor-core math with no such tensor cores on dest
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
     std::optional<double> coll;
@@ -169,6 +170,8 @@ template <class Predictor>
     out.gpu_active_us += kp.duration_us;
     if (!coll && work[i].precision != datapath(work[i], origin, dest))
       (work[i].family == MathFamily::matmul ? moved_matmul_us : moved_cudnn_us) += k.duration_us;
+    if (!coll && origin.on_tensor_cores(work[i].precision) && !dest.on_tensor_cores(work[i].precision))
+      fallback_us[static_cast<std::size_t>(work[i].precision)] += k.duration_us;
     for (auto* row : {&by_label[static_cast<std::size_t>(labels.of_kernel[i])], &by_method_index[static_cast<std::size_t>(kp.method)]}) {
       row->origin_us += k.duration_us;
       row->predicted_us += kp.duration_us;
@@ -181,6 +184,8 @@ template <class Predictor>
   for (const Method m : all_methods)
     if (by_method_index[static_cast<std::size_t>(m)].kernels > 0) by_method[to_string(m)] = by_method_index[static_cast<std::size_t>(m)];
   out.datapath_note = datapath_note(moved_cudnn_us, moved_matmul_us, out.origin_gpu_active_us, tf32_settings(t), dest);
+  if (const std::string f = fallback_note(fallback_us, out.origin_gpu_active_us, dest); !f.empty())
+    out.datapath_note += (out.datapath_note.empty() ? "" : "; ") + f;
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);
   return out;

@@ -55,7 +55,10 @@ struct RooflineScaling {
     // fixed part do not explain is its math, at the library's efficiency, and moves with the datapath (measured
     // on the H100 with the same FP32 steps on FP32 lanes and on TF32, fixtures/tf32: counting that time as latency
     // kept 35-200% of the gain away). On the same datapath the kernel's efficiency is its architecture's (an A100's
-    // FP32 GEMMs reach a larger share of its peak than an H100's), so the decomposition stays as measured.
+    // FP32 GEMMs reach a larger share of its peak than an H100's), so the decomposition stays as measured. From
+    // tensor cores to FP32 lanes (an Ampere+ trace on a V100 or T4) the same rule over-predicts (FP32-lane kernels
+    // reach larger shares of their peak than tensor-core ones: +9% to +51% on fixtures/tf32), counting the rest as
+    // latency under-predicts more (-19% to -46%); README, "Across GPU generations".
     const bool switches = o.on_tensor_cores(w.precision) != d.on_tensor_cores(pd) || (pd != w.precision && d.on_tensor_cores(pd));
     const bool library_math = known && switches &&
                               (w.family == MathFamily::matmul || w.family == MathFamily::convolution ||
