@@ -16,7 +16,7 @@ jobs="${JOBS:-$(nproc)}"
 command -v clang++ >/dev/null || { echo "run_fuzzers: clang++ not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
 
 cmake -S "$root" -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release -DHABITAT_BUILD_FUZZ=ON \
-  -DHABITAT_BUILD_TESTS=OFF -DHABITAT_BUILD_BENCH=OFF -DHABITAT_WITH_TORCH=OFF -DHABITAT_BUILD_CUPTI=OFF >/dev/null
+  -DHABITAT_BUILD_TESTS=OFF -DHABITAT_BUILD_BENCH=OFF -DHABITAT_WITH_TORCH=OFF -DHABITAT_BUILD_CUPTI=OFF -DHABITAT_BUILD_PYTHON=OFF >/dev/null
 cmake --build "$dir" --target habitat_fuzzers -j"$jobs"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"

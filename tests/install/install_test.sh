@@ -38,4 +38,16 @@ grep -q "operation models from $root/share/habitat/models" "$work/err.txt" ||
   { cat "$work/err.txt" >&2; fail "the models did not come from $root/share/habitat/models"; }
 grep -q "MLP" "$work/out.txt" || fail "no MLP prediction in the installed binary's output"
 grep -q "^H200 " "$work/out.txt" || fail "no H200 row"
-echo "install test: $root works (habitat, tools, models)"
+# The Python package, where this build made it: importable from the moved prefix, with its models.
+if [ -e "$build/python/habitat/__init__.py" ]; then
+  site=$(ls -d "$root"/lib/python3*/dist-packages 2>/dev/null | head -1)
+  [ -n "$site" ] && [ -f "$site/habitat/__init__.py" ] || fail "the Python package was built but not installed"
+  [ -n "$(ls "$site/habitat/models/"*.safetensors 2>/dev/null)" ] || fail "no models beside the Python package"
+  PYTHONPATH=$site /usr/bin/python3 -c "
+import habitat, sys
+r = habitat.predict(sys.argv[1], to=['H200'], predictor='hybrid')
+assert r['H200'].iteration_ms > 0
+assert 'MLP' in r['H200'].trust['methods'], r['H200'].trust
+" "$trace" || fail "the installed Python package failed on $trace"
+fi
+echo "install test: $root works (habitat, tools, models, Python package)"

@@ -58,29 +58,30 @@ struct Tf32Settings {
 
 // What a destination's datapaths assume, said once per prediction: the origin GPU time of cuDNN's and of
 // cuBLAS's FP32 math that moves to TF32 there.
-[[nodiscard]] inline std::string datapath_note(double cudnn_us, double matmul_us, double total_us, const Tf32Settings& s, const Device& dest) {
+// Said without the GPU's name, so that one line can name every GPU it holds for.
+[[nodiscard]] inline std::string datapath_note(double cudnn_us, double matmul_us, double total_us, const Tf32Settings& s) {
   if (!(cudnn_us + matmul_us > 0) || !(total_us > 0)) return {};
   const int pct = static_cast<int>(100 * (cudnn_us + matmul_us) / total_us + 0.5);
   const std::string who = cudnn_us > 0 && matmul_us > 0 ? "convolutions, RNNs and matmuls" : cudnn_us > 0 ? "convolutions and RNNs" : "matmuls";
   std::string why;
   if (cudnn_us > 0) why = std::string("torch.backends.cudnn.allow_tf32 ") + (s.cudnn_recorded ? "as the trace records it" : "at PyTorch's default, True");
   if (matmul_us > 0) why += std::string(why.empty() ? "" : "; ") + "torch.backends.cuda.matmul.allow_tf32 True";
-  return "FP32 " + who + " (" + std::to_string(pct) + "% of the origin's GPU time) run on " + dest.name + "'s TF32 tensor cores (" + why + ")";
+  return "FP32 " + who + " (" + std::to_string(pct) + "% of the origin's GPU time) run on TF32 tensor cores (" + why + ")";
 }
 
 // Lower-precision math that ran on tensor cores where it was traced and has none for its precision on the
 // destination: it runs on the FP32 lanes there (cuBLAS and cuDNN take BF16 and TF32 on pre-Ampere GPUs without
 // tensor cores, FP16 on pre-Volta ones), said once per prediction with the share of the origin's GPU time.
-[[nodiscard]] inline std::string fallback_note(const std::array<double, 4>& us_by_precision, double total_us, const Device& dest) {
+[[nodiscard]] inline std::string fallback_note(const std::array<double, 4>& us_by_precision, double total_us, const Device& dest) {  // dest: for the hint
   std::string out;
   for (const Precision p : {Precision::bf16, Precision::fp16, Precision::tf32}) {
     const double us = us_by_precision[static_cast<std::size_t>(p)];
     if (!(us > 0) || !(total_us > 0)) continue;
     const int pct = static_cast<int>(100 * us / total_us + 0.5);
     std::string hint;
-    if (p == Precision::bf16 && dest.cc_major >= 7 && dest.on_tensor_cores(Precision::fp16)) hint = "; FP16 autocast would use its FP16 tensor cores";
+    if (p == Precision::bf16 && dest.cc_major >= 7 && dest.on_tensor_cores(Precision::fp16)) hint = " (FP16 autocast would use the FP16 tensor cores)";
     out += std::string(out.empty() ? "" : "; ") + (p == Precision::tf32 ? "TF32" : p == Precision::bf16 ? "BF16" : "FP16") +
-           " math (" + std::to_string(pct) + "% of the origin's GPU time) runs on " + dest.name + "'s FP32 lanes: it has no " +
+           " math (" + std::to_string(pct) + "% of the origin's GPU time) runs on FP32 lanes, for want of " +
            to_string(p) + " tensor cores" + hint;
   }
   return out;

@@ -1,0 +1,67 @@
+# Type hints of the habitat package (the implementation is __init__.py and track.py over the C++ core).
+import os
+from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+
+__version__: str
+
+class Error(ValueError): ...
+
+class Device:
+    name: str
+    compute_capability: str
+    sms: int
+    boost_clock_mhz: float
+    sustained_clock_mhz: float
+    memory_gib: float
+    bandwidth_gbps: float
+    fp32_tflops: float
+    bf16_tflops: float
+    usd_per_hour: Optional[float]
+    validated: Optional[str]
+    raw: Mapping[str, Any]
+
+class Prediction:
+    device: str
+    iteration_ms: float
+    gpu_active_ms: float
+    bound: Optional[str]
+    host: Optional[str]
+    throughput: Optional[float]
+    cost_normalized_throughput: Optional[float]
+    raw: Mapping[str, Any]
+    @property
+    def timeline(self) -> Optional[Mapping[str, Any]]: ...
+    @property
+    def trust(self) -> Mapping[str, Any]: ...
+    @property
+    def data_parallel(self) -> Optional[Mapping[str, Any]]: ...
+
+class Result(Mapping[str, Prediction]):
+    origin: Mapping[str, Any]
+    what_if: Optional[Mapping[str, Any]]
+    warnings: list[str]
+    def __getitem__(self, gpu: str) -> Prediction: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_dataframe(self) -> Any: ...
+
+Paths = Union[str, os.PathLike[str], Sequence[str], None]
+
+def devices(device_files: Paths = ...) -> list[Device]: ...
+def device(name: str, device_files: Paths = ...) -> Device: ...
+def predict(trace: Any, to: Union[str, Sequence[str]] = ..., batch: Optional[int] = ..., what_if: Union[str, Sequence[str], None] = ...,
+            world_size: Optional[int] = ..., host: Optional[str] = ..., origin: Optional[str] = ..., origin_host: Optional[str] = ...,
+            predictor: str = ..., devices: Paths = ..., step: Optional[int] = ...) -> Result: ...
+
+class Tracker:
+    steps_needed: int
+    origin: Optional[str]
+    sync: bool
+    def __enter__(self) -> Tracker: ...
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None: ...
+    def step(self) -> None: ...
+    def predict(self, to: Union[str, Sequence[str]] = ..., **kwargs: Any) -> Result: ...
+    def save(self, path: str) -> str: ...
+
+def track(origin: Optional[str] = ..., sync: bool = ...) -> Tracker: ...

@@ -1,0 +1,332 @@
+#pragma once
+// The `predict` and `devices` commands as functions: the CLI (main.cpp) and the Python package
+// (bindings/python) call the same code, so a number printed by one is the number returned by the other.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "habitat/detail/json_text.hpp"
+#include "habitat/habitat.hpp"
+#include "habitat/kineto/reader.hpp"
+#include "habitat/mlp/eigen_backend.hpp"
+#include "habitat/mlp/hybrid.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
+#include "habitat/report/html.hpp"
+#include "habitat/report/writers.hpp"
+#include "habitat/sim/compose.hpp"
+#include "habitat/sim/ddp.hpp"
+#include "habitat/whatif/whatif.hpp"
+#include "predict_ops_cmd.hpp"
+#include "predictors.hpp"
+
+namespace habitat::cli {
+
+struct Common {
+  std::vector<std::string> device_files;
+  std::string format = "table";
+  std::string scaling = "roofline";
+  std::string waves = "eq1";
+  std::string gamma = "roofline-utilization";
+  std::optional<long> step;
+  std::vector<std::string> metric_files;
+  std::string predictor = "physics";
+  std::string models;
+  bool quiet = false;
+};
+
+// Measured metrics for the origin trace's kernels; says how much of the kernel time they cover.
+inline void attach(Trace& t, const Common& c) {
+  if (c.metric_files.empty()) return;
+  std::vector<MetricSet> sets;
+  for (const auto& f : c.metric_files) {
+    sets.push_back(read_metric_file(f));
+    check_same_gpu(sets.back(), f, t);
+  }
+  std::vector<const MetricSet*> ptrs;
+  for (const auto& s : sets) ptrs.push_back(&s);
+  const AttachReport r = attach_metrics(t, ptrs);
+  if (!c.quiet || r.matched_time_share() < 0.5)
+    std::cerr << "habitat: metrics for " << r.matched << " of " << r.kernels << " kernels (" << report::fmt("%.1f", 100 * r.matched_time_share())
+              << "% of kernel time); the rest use the counter-free estimate\n";
+  if (r.matched_time_share() < 0.5)
+    std::cerr << "habitat: warning: the metric files cover little of this trace; were they collected from the same workload?\n";
+  if (r.ambiguous > 0)
+    std::cerr << "habitat: warning: " << r.ambiguous << " kernels matched several metric entries that differ only in shared memory; left unmeasured\n";
+  if (r.varying_work > 0)
+    std::cerr << "habitat: note: " << r.varying_work << " kernels matched entries whose profiled launches did different work (mean used)\n";
+}
+
+inline Catalog load_catalog(const Common& c) {
+  Catalog cat = Catalog::builtin();
+  for (const auto& f : c.device_files) cat.merge_file(f);
+  return cat;
+}
+
+// Whether a progress message is waiting for the end of its line: an error then starts on a new one.
+inline bool mid_line = false;
+
+inline Trace load(const std::string& path, const Common& c) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!c.quiet) std::cerr << "habitat: reading " << path << " ..." << std::flush;
+  mid_line = !c.quiet;
+  kineto::ReadOptions ro{c.step, {}};
+  // Large traces: show how far the read has got, on a terminal only (logs stay clean).
+  if (!c.quiet && isatty(STDERR_FILENO) && path != "-") {
+    const auto size = std::filesystem::file_size(path);
+    ro.progress = [size, next = std::size_t(0)](std::size_t done) mutable {
+      if (done < next) return;
+      next = done + (16u << 20);
+      std::cerr << "\rhabitat: reading " << done * 100 / std::max<std::uintmax_t>(size, 1) << "% " << std::flush;
+    };
+  }
+  Trace t = kineto::read_trace(path, ro);
+  if (!c.quiet) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    mid_line = false;
+    std::cerr << " " << t.step_name << ", " << t.kernels.size() << " GPU ops, " << t.ops.size() << " operations, GPU '"
+              << (t.device_name.empty() ? "?" : t.device_name) << "' (" << report::fmt("%.2f", s) << " s)\n";
+  }
+  return t;
+}
+
+inline std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
+                                        const std::vector<const Device*>& dests, const Common& c) {
+  std::vector<PredictedTrace> out;
+  const auto predictor = cli::make_predictor(c.scaling, c.waves, c.gamma);
+  // What depends on the trace and the origin only is computed once, not per destination.
+  const KernelLabels labels = kernel_labels(t);
+  const bool tiles = c.predictor != "scaling" && c.predictor != "wave";
+  const auto shapes = tiles ? gemm::op_shapes(t) : std::vector<std::optional<gemm::Shape>>{};
+  std::optional<mlp::ModelSet<mlp::EigenBackend>> models;
+  std::optional<mlp::OriginPlan<mlp::EigenBackend>> plan;
+  if (c.predictor == "hybrid") {
+    models = cli::load_models(c.models, c.quiet);
+    plan.emplace(*models, t, origin);
+  }
+  for (const Device* d : dests)
+    out.push_back(std::visit(
+        [&](const auto& p) {
+          if (!tiles) return predict_trace(t, work, labels, origin, *d, p);
+          const auto use = c.predictor == "tile" ? gemm::TileUse::every_gemm : gemm::TileUse::unfit_launches;
+          if (!plan) return predict_trace(t, work, labels, origin, *d, gemm::TilePredictor(p, shapes, use));
+          const mlp::HybridPredictor hybrid(p, *plan, *d);
+          auto r = predict_trace(t, work, labels, origin, *d, gemm::TilePredictor(hybrid, shapes, use));
+          r.model_declined_ops = hybrid.declined_ops();
+          r.model_declined_reason = hybrid.declined_reason();
+          return r;
+        },
+        predictor));
+  return out;
+}
+
+
+// --interconnect: a link type of the GPU's catalog entry, or a bandwidth.
+inline double intra_link(const Device& d, const std::string& v) {
+  if (v == "nvlink" || v == "NVLink") {
+    if (!(d.interconnect.nvlink_gbps > 0)) throw make_error(d.name, "--interconnect", "the catalog gives this GPU no NVLink");
+    return d.interconnect.nvlink_gbps;
+  }
+  if (v == "pcie" || v == "PCIe") {
+    if (!(d.interconnect.pcie_gbps > 0)) throw make_error(d.name, "--interconnect", "the catalog gives this GPU no PCIe bandwidth");
+    return d.interconnect.pcie_gbps;
+  }
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(x > 0 && x < 1e5))
+    throw make_error(v, "--interconnect", "must be nvlink, pcie or a bandwidth in GB/s per direction (0 < x < 100000)");
+  return x;
+}
+
+
+// `habitat predict`'s arguments beyond the common ones.
+struct PredictArgs {
+  std::string trace_path;
+  std::vector<std::string> to;
+  std::optional<std::string> origin_name;
+  std::optional<int> batch;
+  sim::HostChoice host_args;
+  sim::DdpOptions ddp;
+  std::string interconnect;
+  double bucket_mb = 25;
+  std::optional<std::size_t> breakdown;
+  std::vector<std::string> what_if_args;
+};
+
+// Predicts args.trace_path on every --to GPU and writes the report in c.format to `out`; warnings (what was
+// assumed) go to `err`, one line each. Throws habitat::error for bad input.
+// `table_out`, where given, receives the table as well (the Python package prints it and returns the JSON).
+inline void run_predict(const PredictArgs& args, const Common& c, const Catalog& cat, std::ostream& out, std::ostream& err,
+                        std::ostream* table_out = nullptr) {
+  const auto& [trace_path, to, origin_name, batch, host_args, ddp_in, interconnect, bucket_mb, breakdown, what_if_args] = args;
+  sim::DdpOptions ddp = ddp_in;
+  Trace t = load(trace_path, c);
+  attach(t, c);
+  const Device origin = resolve_origin(cat, t, origin_name, &err);
+  std::vector<const Device*> dests;
+  auto add = [&](const Device* d) {  // each GPU once, in the order first named
+    if (std::find(dests.begin(), dests.end(), d) == dests.end()) dests.push_back(d);
+  };
+  for (const auto& name : to) {
+    if (name == "all")
+      for (const auto& d : cat.devices()) add(&d);
+    else
+      add(&cat.at(name));
+  }
+  ddp.caps.cap_bytes = bucket_mb * 1024 * 1024;
+  if (ddp.world_size > 1 && comm::ddp_plan(t, ddp.caps).already_ddp)
+    throw make_error(trace_path, "--world-size", "the trace is already one rank of a DDP step: give the one-GPU trace of the same step");
+  auto preds = predict_all(t, kernel_work(t), origin, dests, c);
+  // The timeline: each destination's host replays the step with its predicted kernel times.
+  const auto hosts = sim::HostRegistry::builtin();
+  std::vector<std::string> notes = t.warnings;
+  auto note = [&](const std::vector<std::string>& more) {
+    for (const auto& m : more)
+      if (std::find(notes.begin(), notes.end(), m) == notes.end()) notes.push_back(m);
+  };
+  const sim::HostModel own = sim::host_model(hosts, origin, origin, {host_args.recorded_on, host_args.recorded_on});
+  note(own.assumptions);
+  {  // one line per datapath assumption, naming every GPU it holds for
+    std::vector<std::pair<std::string, std::string>> by_note;
+    for (const auto& p : preds) {
+      if (p.datapath_note.empty()) continue;
+      auto it = std::find_if(by_note.begin(), by_note.end(), [&](const auto& x) { return x.first == p.datapath_note; });
+      if (it == by_note.end()) by_note.emplace_back(p.datapath_note, p.device);
+      else it->second += ", " + p.device;
+    }
+    for (const auto& [n, gpus] : by_note) note({"on " + gpus + ": " + n});
+  }
+  report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
+  o.iteration_us = o.simulated->timeline.period_us;
+  std::map<std::string, sim::StepProgram> programs;  // by destination host
+  std::vector<sim::HostModel> host_models;          // by destination
+  for (const Device* d : dests) {
+    host_models.push_back(sim::host_model(hosts, origin, *d, host_args));
+    note(host_models.back().assumptions);
+  }
+  // The simulated step of each destination: its host replays the program with the predicted kernel times.
+  auto compose_all = [&](std::vector<PredictedTrace>& ps, const Trace& tt, const std::vector<double>& extra_host, std::optional<int> b) {
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+      const sim::HostModel& hm = host_models[i];
+      auto it = programs.find(hm.runs_on);
+      if (it == programs.end()) it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
+      const sim::StepProgram program = extra_host.empty() ? it->second : whatif::with_added_host(it->second, extra_host);
+      if (ddp.world_size > 1) {
+        sim::DdpOptions o = ddp;
+        if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
+        note(sim::compose_ddp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
+      } else {
+        sim::compose(ps[i], tt, program, *dests[i], b);
+      }
+      ps[i].host = hm.runs_on;
+    }
+  };
+  compose_all(preds, t, {}, batch);
+  std::optional<report::WhatIfSummary> what_if;
+  if (!what_if_args.empty()) {
+    const whatif::Spec spec = whatif::parse_spec(what_if_args);
+    if (!c.quiet) err << "habitat: what if " << spec.label() << " ...\n";
+    auto applied = whatif::apply(t, origin, spec, batch ? std::optional<std::int64_t>(*batch) : std::nullopt);
+    const Trace& tt = applied.step.trace;
+    report::WhatIfSummary w{spec.label(), applied.step.notes, {}, {}, predict_all(tt, kernel_work(tt), origin, dests, c), {}};
+    if (batch) {
+      w.memory = applied.memory;
+      w.batch = spec.batch.value_or(*batch);
+    }
+    compose_all(w.predictions, tt, applied.step.extra_host_us, w.batch ? std::optional<int>(static_cast<int>(*w.batch)) : std::nullopt);
+    for (const Device* d : dests) w.fits.push_back(!w.memory || w.memory->fits(*d));
+    what_if = std::move(w);
+  }
+  for (const auto& n : notes) err << "habitat: warning: " << n << "\n";
+  const report::WhatIfSummary* wi = what_if ? &*what_if : nullptr;
+  if (c.format == "html") {
+    report::HtmlInput in{&t, o, preds, {}, {}, wi, batch, notes, trace_path};
+    for (const Device* d : dests) {
+      in.validation.push_back(d->validation);
+      in.usd_per_hour.push_back(d->price ? d->price->usd_per_hour : 0.0);
+    }
+    report::write_html(out, in);
+  } else if (c.format == "json") report::write_json(out, o, preds, wi);
+  else if (c.format == "csv") report::write_csv(out, o, preds, wi);
+  else report::write_table(out, o, preds, breakdown.value_or(preds.size() <= 3 ? 8 : 0), wi);
+  if (table_out) report::write_table(*table_out, o, preds, breakdown.value_or(preds.size() <= 3 ? 8 : 0), wi);
+}
+
+// One catalog GPU as `habitat devices --format json` lists it.
+inline boost::json::object device_json(const Device& d) {
+  boost::json::object ds;
+  for (const auto& [k, v] : d.datasheet) ds[k] = v;
+  return {{"name", d.name},
+                   {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+                   {"sms", d.sms},
+                   {"boost_clock_mhz", d.boost_clock_mhz},
+                   {"sustained_clock_mhz", d.load_clock_mhz(Precision::fp32)},
+                   {"sustained_clock_source", d.sustained_clock_source},
+                   {"fp32_lanes_per_sm", d.fp32_lanes_per_sm},
+                   {"tensor_flops_per_clk_per_sm", {{"tf32", d.tensor.tf32}, {"fp16", d.tensor.fp16}, {"bf16", d.tensor.bf16}, {"fp8", d.tensor.fp8}}},
+                   {"memory_gib", d.memory_gib},
+                   {"bandwidth_gbps", d.bandwidth_spec_gbps},
+                   {"measured_bandwidth_gbps", report::opt_json(d.bandwidth_measured_gbps)},
+                   {"measured_bandwidth_source", d.bandwidth_measured_source},
+                   {"fp32_tflops", d.peak_tflops(Precision::fp32)},
+                   {"tf32_tflops", d.peak_tflops(Precision::tf32)},
+                   {"bf16_tflops", d.peak_tflops(Precision::bf16)},
+                   {"datasheet", ds},
+                   {"l2_mib", d.l2_mib},
+                   {"tdp_w", d.tdp_w},
+                   {"usd_per_hour", d.price ? boost::json::value(d.price->usd_per_hour) : boost::json::value(nullptr)},
+                   {"price_date", d.price ? boost::json::value(d.price->date) : boost::json::value(nullptr)},
+                   {"price_source", d.price ? boost::json::value(d.price->source) : boost::json::value(nullptr)},
+                   {"validated", d.validation.empty() ? boost::json::value(nullptr) : boost::json::value(d.validation)},
+                   {"source", d.source}};
+}
+
+inline int cmd_devices(const Common& c, std::ostream& out = std::cout) {
+  const Catalog cat = load_catalog(c);
+  if (c.format == "json") {
+    boost::json::array a;
+    for (const auto& d : cat.devices()) a.push_back(device_json(d));
+    out << habitat::detail::json_text(boost::json::object{{"schema", "habitat.devices-list/2"}, {"devices", a}}) << "\n";
+    return 0;
+  }
+  if (c.format == "csv") {  // one value per cell: spec and sustained bandwidth apart, no units in cells
+    std::printf("name,compute_capability,sms,boost_clock_mhz,sustained_clock_mhz,fp32_lanes_per_sm,bandwidth_gbps,measured_bandwidth_gbps,"
+                "fp32_tflops,bf16_tflops,l2_mib,memory_gib,usd_per_hour,price_date,price_source,validated\n");
+    for (const auto& d : cat.devices())
+      std::printf("%s,%d.%d,%d,%.0f,%.0f,%.0f,%.0f,%s,%.1f,%.1f,%.1f,%.0f,%s,%s,%s,%s\n", habitat::detail::csv_field(d.name).c_str(), d.cc_major,
+                  d.cc_minor, d.sms, d.boost_clock_mhz, d.load_clock_mhz(Precision::fp32), d.fp32_lanes_per_sm, d.bandwidth_spec_gbps,
+                  d.bandwidth_measured_gbps ? report::fmt("%.0f", *d.bandwidth_measured_gbps).c_str() : "", d.peak_tflops(Precision::fp32),
+                  d.peak_tflops(Precision::bf16), d.l2_mib, d.memory_gib, d.price ? report::fmt("%.3f", d.price->usd_per_hour).c_str() : "",
+                  habitat::detail::csv_field(d.price ? d.price->date : "").c_str(), habitat::detail::csv_field(d.price ? d.price->source : "").c_str(),
+                  habitat::detail::csv_field(d.validation).c_str());
+    return 0;
+  }
+  std::printf("%-15s %5s %4s %6s %6s %5s %12s %8s %8s %6s %6s  %s\n", "name", "cc", "SMs",
+              "boost", "load", "lanes", "BW GB/s", "FP32 TF", "BF16 TF", "L2 MiB", "$/h", "validated (mean error)");
+  for (const auto& d : cat.devices()) {
+    const std::string cc = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+    const std::string price = d.price ? report::fmt("%.2f", d.price->usd_per_hour) : "-";
+    const std::string bw = report::fmt("%.0f", d.bandwidth_spec_gbps) + (d.bandwidth_measured_gbps ? report::fmt("(%.0f)", *d.bandwidth_measured_gbps) : "");
+    const std::string v = d.validation.empty() ? "no" : d.validation;
+    std::printf("%-15s %5s %4d %6.0f %6.0f %5.0f %12s %8.1f %8.1f %6.1f %6s  %s\n",
+                d.name.c_str(), cc.c_str(), d.sms, d.boost_clock_mhz, d.load_clock_mhz(Precision::fp32), d.fp32_lanes_per_sm, bw.c_str(),
+                d.peak_tflops(Precision::fp32), d.peak_tflops(Precision::bf16), d.l2_mib, price.c_str(), v.c_str());
+  }
+  std::printf("\nload: SM clock under continuous load (below boost on power-capped cards). lanes: FP32 lanes per SM. BW: spec\n"
+                "(sustained: measured, derived from public timings, or estimated; sources: habitat devices --format json).\n"
+                "validated: against real measurements of that GPU (README, section Validation); 'no' means predicted from physics only.\n"
+                "$/h: one GPU's on-demand hourly price, for samples/$ (samples per dollar of GPU time); each price's date and source:\n"
+                "habitat devices --format csv (or json). Prices move; give your own with --devices FILE.\n");
+  return 0;
+}
+
+}  // namespace habitat::cli
