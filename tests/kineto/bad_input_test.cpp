@@ -73,9 +73,14 @@ TEST_CASE("bad traces give errors naming the file and the problem", "[kineto][er
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("obj.json", R"({"a": 1})")), Contains("no 'traceEvents'"));
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("empty.json", "")), Contains("empty"));
   }
-  SECTION("no steps") {
-    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nostep.json", tiny_trace(false, true, true))),
-                      Contains("nostep.json") && Contains("ProfilerStep"));
+  SECTION("no steps: the whole trace is the step, and the warning says so") {
+    const Trace t = kineto::read_trace(test::write_temp("nostep.json", tiny_trace(false, true, true)));
+    CHECK(t.step_name == "the whole trace");
+    CHECK(t.kernels.size() == 1);
+    REQUIRE(!t.warnings.empty());
+    CHECK_THAT(t.warnings.front(), Contains("no ProfilerStep#N annotation") && Contains("whole trace"));
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nostep_nokernel.json", tiny_trace(false, false, true))),
+                      Contains("nostep_nokernel.json") && Contains("no kernels"));
   }
   SECTION("no kernels") {
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nokernel.json", tiny_trace(true, false, true))),

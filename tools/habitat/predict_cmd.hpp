@@ -197,12 +197,13 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
   note(own.assumptions);
   {  // one line per datapath assumption, naming every GPU it holds for
     std::vector<std::pair<std::string, std::string>> by_note;
-    for (const auto& p : preds) {
-      if (p.datapath_note.empty()) continue;
-      auto it = std::find_if(by_note.begin(), by_note.end(), [&](const auto& x) { return x.first == p.datapath_note; });
-      if (it == by_note.end()) by_note.emplace_back(p.datapath_note, p.device);
-      else it->second += ", " + p.device;
-    }
+    for (const auto& p : preds)
+      for (const std::string* n : {&p.datapath_note, &p.collective_note}) {
+        if (n->empty()) continue;
+        auto it = std::find_if(by_note.begin(), by_note.end(), [&](const auto& x) { return x.first == *n; });
+        if (it == by_note.end()) by_note.emplace_back(*n, p.device);
+        else it->second += ", " + p.device;
+      }
     for (const auto& [n, gpus] : by_note) note({"on " + gpus + ": " + n});
   }
   report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};

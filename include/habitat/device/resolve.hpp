@@ -1,6 +1,8 @@
 #pragma once
 // The origin GPU of a trace: the catalog entry the trace (or the user) names, with the SM count and
 // occupancy limits the trace itself recorded, which describe the actual board (MIG slices, odd SKUs).
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -16,10 +18,39 @@ namespace habitat {
   if (wanted.empty())
     throw make_error(t.source, "deviceProperties", "the trace does not name its GPU; pass --origin DEVICE");
   const Device* d = catalog.find(wanted);
+  if (!d && !name && t.device_props) {
+    // A GPU outside the catalog that the trace describes (SMs, memory, compute capability, limits): predicted
+    // with the clocks, per-SM datapaths and bandwidth of the catalog GPU of its architecture closest in SMs.
+    const Device& p = *t.device_props;
+    const Device* sibling = nullptr;
+    for (const auto& c : catalog.devices())
+      if (c.cc_major == p.cc_major && c.cc_minor == p.cc_minor &&
+          (!sibling || std::abs(c.sms - p.sms) < std::abs(sibling->sms - p.sms) ||
+           (std::abs(c.sms - p.sms) == std::abs(sibling->sms - p.sms) && std::abs(c.memory_gib - p.memory_gib) < std::abs(sibling->memory_gib - p.memory_gib))))
+        sibling = &c;
+    if (sibling) {
+      Device out = *sibling;
+      out.name = p.name;
+      out.aliases.clear();
+      out.sms = p.sms;
+      out.limits = p.limits;
+      if (p.memory_gib > 0) out.memory_gib = p.memory_gib;
+      out.price.reset();
+      out.validation.clear();
+      out.source = "the trace's deviceProperties, with " + sibling->name + "'s clocks, datapaths and bandwidth";
+      if (warnings)
+        *warnings << "warning: " << t.source << ": '" << p.name << "' is not in the catalog: described from the trace (" << p.sms << " SMs, "
+                  << static_cast<int>(p.memory_gib + 0.5) << " GiB, compute capability " << p.cc_major << "." << p.cc_minor << ") with the clocks, "
+                  << "per-SM datapaths and bandwidth of " << sibling->name << ", the catalog GPU of its architecture closest to it; give "
+                  << "its own figures with --devices FILE\n";
+      return out;
+    }
+  }
   if (!d)
     throw make_error(t.source, "origin GPU '" + wanted + "'",
-                     "not in the device catalog; pass --origin with a known GPU or add it with --devices FILE "
-                     "(`habitat devices` lists the catalog)");
+                     "not in the device catalog" +
+                         std::string(t.device_props && !name ? ", and no catalog GPU shares its compute capability" : "") +
+                         "; pass --origin with a known GPU or add it with --devices FILE (`habitat devices` lists the catalog)");
   Device out = *d;
   // --origin naming another GPU than the trace's own: allowed (a renamed or virtualized GPU), but said.
   if (name && !t.device_name.empty() && warnings) {

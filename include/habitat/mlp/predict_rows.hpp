@@ -45,8 +45,11 @@ template <MlpBackend B>
     if (ratio) {
       const auto& cell = r.fields[static_cast<std::size_t>(origin_col)];
       const auto v = habitat::detail::parse_csv_number(cell);
-      if (!v || *v <= 0)
-        throw make_error(csv.file, "line " + std::to_string(r.line) + ", column " + ratio->column, "'" + cell + "' is not a positive latency");
+      // A measured latency is at least a nanosecond: zero, denormal or smaller values are a broken cell, and
+      // would turn every ratio into 0 or infinity.
+      if (!v || !std::isnormal(*v) || *v < 1e-6 || *v > 1e9)
+        throw make_error(csv.file, "line " + std::to_string(r.line) + ", column " + ratio->column,
+                         "'" + cell + "' is not a latency in ms (1e-6 to 1e9)");
       origin_ms[i] = *v;
     }
     if (r.op && (*r.op == ops::OpKind::linear || *r.op == ops::OpKind::bmm)) {

@@ -53,6 +53,12 @@ inline constexpr const char* mlp_schema = "habitat.mlp/1";
   const auto nf = static_cast<int>(w.features.size());
   if (static_cast<int>(w.mean.size()) != nf || static_cast<int>(w.stdev.size()) != nf)
     throw make_error(path, "input_mean/input_std", "size differs from the " + std::to_string(nf) + " features");
+  // Features are divided by their standard deviation: a zero, denormal or non-finite one is a broken model.
+  for (int i = 0; i < nf; ++i)
+    if (!std::isnormal(w.stdev[static_cast<std::size_t>(i)]) || w.stdev[static_cast<std::size_t>(i)] <= 0 ||
+        !std::isfinite(w.mean[static_cast<std::size_t>(i)]))
+      throw make_error(path, "input_std[" + std::to_string(i) + "] (" + w.features[static_cast<std::size_t>(i)] + ")",
+                       "a feature's standard deviation must be a positive normal number, its mean finite");
   int in = nf;
   for (int l = 0;; ++l) {
     const std::string name = "layer" + std::to_string(l);

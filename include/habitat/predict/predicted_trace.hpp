@@ -50,6 +50,7 @@ struct PredictedTrace {
   int floored_kernels = 0;   // predictions raised to the destination's roofline bound
   int replaced_kernels = 0;  // non-finite or non-positive predictions answered by roofline scaling instead
   std::string datapath_note;  // FP32 math that runs on TF32 tensor cores here but did not where it was traced (datapath.hpp)
+  std::string collective_note;  // NCCL kernels the trace gives no message size for, kept at their recorded time
   std::size_t model_declined_ops = 0;  // operations a learned model covers but declined (outside its training range)
   std::string model_declined_reason;
 
@@ -159,13 +160,19 @@ template <class Predictor>
   out.kernels.reserve(t.kernels.size());
   std::vector<BreakdownRow> by_label(labels.names.size());
   std::array<BreakdownRow, std::size(all_methods)> by_method_index{};
-  double moved_cudnn_us = 0, moved_matmul_us = 0;
+  double moved_cudnn_us = 0, moved_matmul_us = 0, unsized_nccl_us = 0;
   std::array<double, 4> fallback_us{};  // by Precision: tensor-core math with no such tensor cores on dest
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
     std::optional<double> coll;
     if (k.collective) coll = comm::collective_us(k.collective->name, k.collective->bytes, k.collective->ranks, dest);
-    const KernelPrediction kp = coll ? KernelPrediction{*coll, Method::collective} : guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
+    // NCCL's kernels without the profiler's annotation (message size, ranks): nothing to model them from, and
+    // they are communication, not compute: kept at their recorded time, and said.
+    const bool unsized_nccl = !coll && k.kind == GpuWorkKind::kernel && !k.collective && (k.name.starts_with("ncclKernel") || k.name.starts_with("ncclDevKernel"));
+    if (unsized_nccl) unsized_nccl_us += k.duration_us;
+    const KernelPrediction kp = coll           ? KernelPrediction{*coll, Method::collective}
+                                : unsized_nccl ? KernelPrediction{k.duration_us, Method::collective}
+                                               : guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
     out.gpu_active_us += kp.duration_us;
     if (!coll && work[i].precision != datapath(work[i], origin, dest))
@@ -186,6 +193,10 @@ template <class Predictor>
   out.datapath_note = datapath_note(moved_cudnn_us, moved_matmul_us, out.origin_gpu_active_us, tf32_settings(t));
   if (const std::string f = fallback_note(fallback_us, out.origin_gpu_active_us, dest); !f.empty())
     out.datapath_note += (out.datapath_note.empty() ? "" : "; ") + f;
+  if (unsized_nccl_us > 0)
+    out.collective_note = "NCCL kernels without a recorded message size (" + std::to_string(static_cast<int>(100 * unsized_nccl_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
+                          "% of the origin's GPU time) are kept at their recorded time; this is one rank's trace, which shows neither the "
+                          "message sizes (recent PyTorch records them) nor the other ranks' waits and stragglers";
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);
   return out;

@@ -103,6 +103,7 @@ struct OriginSummary {
                                 {"kernels_raised_to_roofline_bound", p.floored_kernels},
                                 {"kernels_replaced_non_finite", p.replaced_kernels},
                                 {"datapath", p.datapath_note},
+                                {"collectives", p.collective_note},
                                 {"model_declined_ops", p.model_declined_ops},
                                 {"model_declined_reason", p.model_declined_reason}}}});
 }

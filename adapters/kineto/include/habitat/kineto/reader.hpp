@@ -89,6 +89,7 @@ struct Collector {
   std::string path;
   Retention retention;
   std::vector<RawStep> steps;
+  std::vector<RawStep> optimizer_steps;  // Optimizer.step# annotations, numbered in file order
   std::vector<double> launch_ts;  // every launch of the file, to tell which steps launched GPU work
   std::vector<double> gpu_ts;     // every GPU start, used in place of launches when the file has none
   std::vector<HostCall> calls;    // kept runtime and driver calls
@@ -134,16 +135,11 @@ struct Collector {
       case Category::annotation: {
         const std::string_view n = e.name.str();
         if (n.starts_with("ProfilerStep#")) {
-          RawStep s{0, *ts, *dur};
-          try {
-            s.number = std::stol(std::string(n.substr(13)));
-          } catch (...) {
-            throw make_error(path, where(), "cannot read the step number of '" + std::string(n) + "'");
-          }
-          steps.push_back(s);
-          retention.add_step(s);
-        } else if (retention.keep(*ts)) {
-          marks.push_back(*ts);
+          add_step(n, *ts, *dur);
+        } else {
+          // The optimizer's step closes a training iteration: the boundaries of traces without ProfilerStep.
+          if (n.starts_with("Optimizer.step#")) optimizer_steps.push_back({static_cast<long>(optimizer_steps.size()), *ts, *dur});
+          if (retention.keep(*ts)) marks.push_back(*ts);
         }
         break;
       }
@@ -161,6 +157,12 @@ struct Collector {
         break;
       }
       case Category::cpu_op:
+        // PyTorch 1.x wrote ProfilerStep#N as an operator; so does record_function for Optimizer.step in some versions.
+        if (e.name.str().starts_with("ProfilerStep#")) {
+          add_step(e.name.str(), *ts, *dur);
+          break;
+        }
+        if (e.name.str().starts_with("Optimizer.step#")) optimizer_steps.push_back({static_cast<long>(optimizer_steps.size()), *ts, *dur});
         if (retention.keep(*ts)) ops.push_back(make_op(e, *ts, *dur));
         break;
       case Category::kernel:
@@ -187,6 +189,17 @@ struct Collector {
     std::erase_if(marks, [&](double m) { return !retention.keep(m); });
     std::erase_if(gpu, [&](const Kernel& k) { return !retention.keep_gpu(k.start_us); });
     kept_after_compaction = ops.size() + calls.size() + gpu.size() + marks.size();
+  }
+
+  void add_step(std::string_view n, double ts, double dur) {
+    RawStep s{0, ts, dur};
+    try {
+      s.number = std::stol(std::string(n.substr(13)));
+    } catch (...) {
+      throw make_error(path, where(), "cannot read the step number of '" + std::string(n) + "'");
+    }
+    steps.push_back(s);
+    retention.add_step(s);
   }
 
   [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
@@ -308,6 +321,38 @@ inline void link_parents(std::vector<Operation>& ops) {
   }
 }
 
+// Steps for a trace recorded without a profiler schedule (a plain `with torch.profiler.profile():`, or
+// steps annotated the user's own way). The iteration ends where the optimizer's step ends: with two or more
+// Optimizer.step# annotations, iteration k runs from the end of optimizer step k-1 to the end of step k (the
+// first, before any optimizer step ended, is not a whole iteration and is left out). Otherwise the whole
+// trace is one step. Either way the output says what was found.
+inline void synthesize_steps(Collector& c, std::vector<std::string>& warnings) {
+  double lo = 1e300, hi = -1e300;
+  auto span = [&](double ts, double dur) { lo = std::min(lo, ts), hi = std::max(hi, ts + dur); };
+  for (const auto& op : c.ops) span(op.start_us, op.duration_us);
+  for (const auto& call : c.calls) span(call.start_us, call.duration_us);
+  if (c.calls.empty())
+    for (const auto& k : c.gpu) span(k.start_us, k.duration_us);
+  if (!(hi > lo)) throw make_error(c.path, "steps", "no operations or CUDA calls with a time span: nothing to take as a step");
+  auto& opt = c.optimizer_steps;
+  std::sort(opt.begin(), opt.end(), [](const RawStep& a, const RawStep& b) { return a.start < b.start; });
+  if (opt.size() >= 2) {
+    for (std::size_t i = 1; i < opt.size(); ++i) {
+      const double start = opt[i - 1].start + opt[i - 1].dur, end = opt[i].start + opt[i].dur;
+      if (end > start) c.steps.push_back({static_cast<long>(i), start, end - start});
+    }
+    warnings.push_back("no ProfilerStep#N annotation: the iterations are taken between the ends of the optimizer's " +
+                       std::to_string(opt.size()) + " steps (Optimizer.step#); pass --step N to choose one of 1-" +
+                       std::to_string(c.steps.size()) + ", or record with a profiler schedule and prof.step() for exact boundaries");
+    if (!c.steps.empty()) return;
+  }
+  c.steps.push_back({0, lo, hi - lo});
+  warnings.push_back("no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : "") +
+                     ": the whole trace (" + std::to_string(static_cast<long long>((hi - lo) / 1e3)) +
+                     " ms of host time) is taken as one step; if it holds several iterations, the prediction is of all of them "
+                     "(record with torch.profiler's schedule and call prof.step() once per iteration)");
+}
+
 }  // namespace detail
 
 [[nodiscard]] inline Trace read_trace(const std::string& path, const ReadOptions& options = {}) {
@@ -319,8 +364,10 @@ inline void link_parents(std::vector<Operation>& ops) {
   t.device_props = detail::origin_from_properties(c.device_props);
   if (t.device_props) t.device_name = t.device_props->name;
 
-  if (c.steps.empty())
-    throw make_error(path, "steps", "no 'ProfilerStep#N' annotation: record with torch.profiler and call prof.step() once per iteration");
+  // Without ProfilerStep annotations every event was kept (there was no step to rule any out): the iterations
+  // are found from the optimizer's steps, else the whole trace is one step.
+  const bool synthesized = c.steps.empty();
+  if (synthesized) detail::synthesize_steps(c, t.warnings);
   std::sort(c.steps.begin(), c.steps.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
   t.profiled_steps = static_cast<int>(c.steps.size());
   // Launch times, sorted: a step launched GPU work if one falls in its window. Without runtime events
@@ -349,7 +396,7 @@ inline void link_parents(std::vector<Operation>& ops) {
   // The events kept while streaming are those of the step that started last. When another step is the
   // one to read (the last launched nothing, or step numbers run against time), read the file again for it.
   const auto& kept = c.retention.target();
-  if (!kept || kept->number != step->number || kept->start != step->start) {
+  if (!synthesized && (!kept || kept->number != step->number || kept->start != step->start)) {
     const std::string n = std::to_string(step->number);
     if (options.step) throw make_error(path, "steps", "two steps are numbered " + n);
     if (path == "-")
@@ -361,7 +408,8 @@ inline void link_parents(std::vector<Operation>& ops) {
   }
   c.compact();
   std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
-  t.step_name = "ProfilerStep#" + std::to_string(step->number);
+  t.step_name = synthesized ? (c.optimizer_steps.size() >= 2 ? "iteration " + std::to_string(step->number) + " (between optimizer steps)" : "the whole trace")
+                            : "ProfilerStep#" + std::to_string(step->number);
   t.step_start_us = step->start;
   t.step_duration_us = step->dur;
   const double lo = step->start, hi = step->start + step->dur;
