@@ -68,7 +68,7 @@ TEST_CASE("predictions are deterministic and finite on every catalog GPU", "[acc
   const auto hosts = sim::HostRegistry::builtin();
   for (const auto& d : cat.devices()) {
     INFO(d.name);
-    const auto program = sim::build_program(o, sim::host_model(hosts, od, d));
+    const auto program = sim::build_program(o, sim::host_model(hosts, od, d, sim::HostChoice::reference()));
     auto a = predict_trace(o, work, od, d, RooflineScaling{});
     auto b = predict_trace(o, work, od, d, RooflineScaling{});
     sim::compose(a, o, program, d, 32);

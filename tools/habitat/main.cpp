@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
   predict->add_option("--batch", batch, "samples per iteration, for throughput")->check(CLI::PositiveNumber);
   sim::HostChoice host_args;
   predict->add_option("--host", host_args.runs_on,
-                      "host of the destination machine: a host profile file or a known name (default: the destination GPU's reference host, "
-                      "else the recording host)");
+                      "host of every destination machine: a host profile file, a known name, or 'reference' (each GPU's reference "
+                      "host from the catalog); default: the recording host, for every row");
   predict->add_option("--origin-host", host_args.recorded_on,
                       "host the trace was recorded on: a host profile file or a known name (default: the origin GPU's reference host)");
   sim::DdpOptions ddp;

@@ -212,7 +212,9 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
     trace: a Kineto trace file (.json or .json.gz), a ``torch.profiler.profile`` after its step, or the trace as a dict.
     to: destination GPU names (the CLI's rules), or "all". batch: samples per step, for samples/s and samples/$.
     what_if: "batch=N", "precision=bf16|fp16|tf32" (one string or several). world_size: DDP over N GPUs.
-    host / origin_host: host profiles (a name or a file). origin: the GPU the trace was recorded on, where it does not
+    host: the host of every destination (a host profile name or file, or "reference": each GPU's catalog reference
+    host); default: the recording host, for every row. origin_host: the recording machine's host profile.
+    origin: the GPU the trace was recorded on, where it does not
     say. predictor: physics (default), tile, scaling, wave or hybrid. devices: device files (habitat.devices/1).
     step: the ProfilerStep number (default: the last with GPU work).
     """

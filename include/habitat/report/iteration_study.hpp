@@ -54,7 +54,7 @@ struct IterationStudy {
     const Trace dt = kineto::read_trace(it->second.trace_path);
     const Device d = resolve_origin(cat, dt, std::nullopt);
     auto p = predict_trace(t, kernel_work(t), origin, d, RooflineScaling{});
-    sim::compose(p, t, sim::build_program(t, sim::host_model(hosts, origin, d)), d);
+    sim::compose(p, t, sim::build_program(t, sim::host_model(hosts, origin, d, sim::HostChoice::reference())), d);
     s.rows.push_back({m.workload, it->second.measured_us / 1e3, p.iteration_us / 1e3, t.iteration_us() / 1e3, m.measured_us / 1e3,
                       p.gpu_active_us / 1e3, p.timeline->gpu_busy_us / 1e3, p.timeline->verdict()});
   }

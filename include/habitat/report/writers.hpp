@@ -147,11 +147,11 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
 
 inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vector<PredictedTrace>& ps, const WhatIfSummary* what_if = nullptr) {
   os << "scenario,device,iteration_ms,gpu_active_ms,gpu_busy_ms,bound,throughput,cost_normalized_throughput,world_size,single_gpu_ms,exposed_communication_ms,"
-        "scaling_efficiency\n";
+        "scaling_efficiency,host\n";
   auto opt = [](const std::optional<double>& v) { return v ? fmt("%.6g", *v) : std::string(); };
   auto busy = [](const std::optional<sim::Timeline>& tl) { return tl ? fmt("%.6g", tl->gpu_busy_us / 1e3) + "," + tl->verdict() : std::string(","); };
   os << "origin,\"" << o.device << "\"," << fmt("%.6g", o.iteration_us / 1e3) << ',' << fmt("%.6g", o.gpu_active_us / 1e3) << ','
-     << busy(o.simulated ? std::optional<sim::Timeline>(o.simulated->timeline) : std::nullopt) << ",,,1,,,\n";
+     << busy(o.simulated ? std::optional<sim::Timeline>(o.simulated->timeline) : std::nullopt) << ",,,1,,,," << habitat::detail::csv_field(o.simulated ? o.simulated->host : std::string()) << "\n";
   std::vector<std::pair<std::string, const PredictedTrace*>> rows;
   for (const auto& p : ps) rows.emplace_back("as traced", &p);
   if (what_if)
@@ -162,9 +162,10 @@ inline void write_csv(std::ostream& os, const OriginSummary& o, const std::vecto
        << ',' << opt(p.throughput) << ',' << opt(p.cost_normalized_throughput) << ',';
     if (const auto& d = p.data_parallel)
       os << d->world_size << ',' << fmt("%.6g", d->single_gpu_us / 1e3) << ',' << fmt("%.6g", d->exposed_comm_us / 1e3) << ','
-         << fmt("%.4g", d->scaling_efficiency(p.iteration_us)) << "\n";
+         << fmt("%.4g", d->scaling_efficiency(p.iteration_us));
     else
-      os << "1,,,\n";
+      os << "1,,,";
+    os << ',' << habitat::detail::csv_field(p.host) << "\n";
   }
 }
 
@@ -207,15 +208,16 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
   }
   os << "\n\n";
   char line[320];
-  std::snprintf(line, sizeof line, "%-24s %13s %14s %12s %-10s %11s %12s  %s\n", "device", "iteration ms", "GPU active ms", "GPU busy ms", "bound",
-                "samples/s", "samples/$", "methods (share of origin GPU time)");
+  std::snprintf(line, sizeof line, "%-24s %13s %14s %12s %-10s %11s %12s  %-18s %s\n", "device", "iteration ms", "GPU active ms", "GPU busy ms", "bound",
+                "samples/s", "samples/$", "host", "methods (share of origin GPU time)");
   os << line;
   for (const auto& p : ps) {
     std::snprintf(line, sizeof line, "%-24s %13.3f %14.3f %12s %-10s %11s %12s  ", p.device.c_str(), p.iteration_us / 1e3, p.gpu_active_us / 1e3,
                   p.timeline ? fmt("%.3f", p.timeline->gpu_busy_us / 1e3).c_str() : "-", p.timeline ? p.timeline->verdict() : "-",
                   p.throughput ? fmt("%.1f", *p.throughput).c_str() : "-",
                   p.cost_normalized_throughput ? fmt("%.0f", *p.cost_normalized_throughput).c_str() : "-");
-    os << line << p.method_summary() << (p.model_declined_ops ? "; models declined " + std::to_string(p.model_declined_ops) + " ops" : "") << "\n";
+    const std::string host = p.host.empty() ? "recorded" : p.host;
+    os << line << host << std::string(host.size() < 18 ? 19 - host.size() : 1, ' ') << p.method_summary() << (p.model_declined_ops ? "; models declined " + std::to_string(p.model_declined_ops) + " ops" : "") << "\n";
   }
   for (const auto& p : ps)
     if (p.data_parallel) os << "  " << p.device << ": " << data_parallel_line(*p.data_parallel, p.iteration_us) << "\n";

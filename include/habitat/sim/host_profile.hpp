@@ -134,13 +134,17 @@ class HostRegistry {
 }
 
 struct HostChoice {
-  std::optional<std::string> runs_on;      // --host: the destination machine's host
+  std::optional<std::string> runs_on;      // --host: the destination machine's host; "reference": each GPU's reference host
   std::optional<std::string> recorded_on;  // --origin-host: the machine the trace was recorded on
+  static constexpr const char* reference_hosts = "reference";
+  // Each destination GPU on its catalog reference host (the machine it was measured in), where it has one.
+  [[nodiscard]] static HostChoice reference() { return {std::string(reference_hosts), std::nullopt}; }
 };
 
 // Which hosts a prediction from `origin` to `dest` assumes, and what that makes of the trace's host time.
 // Recording host: --origin-host, else the origin GPU's reference host. Destination host: --host, else the
-// destination GPU's reference host, else the recording host.
+// recording host for every destination (the user keeps their CPU: one host assumption for a whole table);
+// --host reference: each destination GPU's reference host, else the recording host.
 [[nodiscard]] inline HostModel host_model(const HostRegistry& reg, const Device& origin, const Device& dest, const HostChoice& choice = {}) {
   HostModel m;
   std::optional<HostProfile> rec, run;
@@ -151,7 +155,10 @@ struct HostChoice {
     return std::nullopt;
   };
   rec = choice.recorded_on ? std::optional(reg.resolve(*choice.recorded_on)) : reference(origin);
-  run = choice.runs_on ? std::optional(reg.resolve(*choice.runs_on)) : reference(dest);
+  const bool by_reference = choice.runs_on && *choice.runs_on == HostChoice::reference_hosts;
+  run = by_reference ? reference(dest) : choice.runs_on ? std::optional(reg.resolve(*choice.runs_on)) : rec;
+  if (by_reference && !run && dest.name != origin.name)
+    m.assumptions.push_back(dest.name + " has no reference host: the recording host is kept for it");
   if (!run) run = rec;
   if (rec) m.recorded_on = rec->name;
   if (run) m.runs_on = run->name;
@@ -166,9 +173,10 @@ struct HostChoice {
     if (auto r = host_speed_ratio(*rec, *run)) m.speed_ratio = r->first;
     else m.assumptions.push_back("hosts " + rec->name + " and " + run->name + " share no measurement: host time kept as recorded");
   } else if (!rec && run) {
-    m.assumptions.push_back("recording host unknown (use --origin-host): host time kept as recorded, on " + run->name);
+    m.assumptions.push_back("the recording host is unknown (--origin-host names it): host time kept as recorded, on " + run->name);
   } else if (!rec && !run) {
-    m.assumptions.push_back("no host profile for " + origin.name + " or " + dest.name + " (use --host): host time kept as recorded");
+    m.assumptions.push_back("no host profile for the machine of the " + origin.name +
+                            " (--origin-host names it, --host another): the recorded host time is kept");
   }
   return m;
 }

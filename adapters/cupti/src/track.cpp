@@ -1,0 +1,246 @@
+// The live tracker: injected into any CUDA program (CUDA_INJECTION64_PATH=libhabitat_cupti_track.so), it
+// records through CUPTI's activity API every kernel (name, grid, block, registers, shared memory, stream,
+// start, end, correlation), copy and fill, and every runtime and driver call with its thread; each
+// cudaProfilerStart .. cudaProfilerStop range is a step. When the program ends it writes a Kineto-format trace
+// (track_writer.hpp) that `habitat predict` and habitat.predict read. No framework is needed: a LibTorch or
+// plain CUDA program, or PyTorch without torch.profiler. Environment:
+//   HABITAT_TRACK_OUT   file to write (default habitat_track.json)
+//   HABITAT_TRACK_ONLY_STEPS  "1": keep only the work launched inside steps (long programs, small traces)
+#include <cuda.h>
+#include <cupti.h>
+#include <cxxabi.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "habitat/cupti/track_writer.hpp"
+
+namespace {
+
+using namespace habitat::cupti;
+
+constexpr std::size_t buffer_bytes = 8u << 20;
+
+struct State {
+  std::mutex m;
+  std::vector<TrackedCall> calls;
+  std::vector<TrackedGpu> gpu;
+  std::vector<TrackedStep> steps;
+  std::uint64_t step_start = 0;
+  long next_step = 1;
+  bool in_step = false;
+  bool only_steps = false;
+  bool written = false;
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: the atexit writer may run after static destructors
+  return *s;
+}
+
+void check(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return;
+  const char* msg = nullptr;
+  cuptiGetResultString(r, &msg);
+  std::fprintf(stderr, "habitat track: %s failed: %s\n", what, msg ? msg : "?");
+}
+
+std::string demangle(const char* name) {
+  if (!name) return "?";
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(name, nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : std::string(name);
+}
+
+const char* copy_kind(std::uint8_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
+    default: return "Other";
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+  *size = *buffer ? buffer_bytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  State& s = state();
+  CUpti_Activity* r = nullptr;
+  std::lock_guard lock(s.m);
+  while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+    switch (r->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      case CUPTI_ACTIVITY_KIND_KERNEL: {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
+        TrackedGpu g;
+        g.kind = GpuKind::kernel;
+        g.name = demangle(k->name);
+        g.start_ns = k->start, g.end_ns = k->end;
+        g.device = k->deviceId, g.stream = k->streamId, g.correlation = k->correlationId;
+        g.grid[0] = k->gridX, g.grid[1] = k->gridY, g.grid[2] = k->gridZ;
+        g.block[0] = k->blockX, g.block[1] = k->blockY, g.block[2] = k->blockZ;
+        g.registers = k->registersPerThread;
+        g.shared_mem = static_cast<long>(k->staticSharedMemory) + k->dynamicSharedMemory;
+        s.gpu.push_back(std::move(g));
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(r);
+        TrackedGpu g;
+        g.kind = GpuKind::memcpy;
+        g.name = std::string("Memcpy ") + copy_kind(c->copyKind);
+        g.start_ns = c->start, g.end_ns = c->end;
+        g.device = c->deviceId, g.stream = c->streamId, g.correlation = c->correlationId;
+        g.bytes = c->bytes;
+        s.gpu.push_back(std::move(g));
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const auto* c = reinterpret_cast<const CUpti_ActivityMemset4*>(r);
+        TrackedGpu g;
+        g.kind = GpuKind::memset;
+        g.name = "Memset (Device)";
+        g.start_ns = c->start, g.end_ns = c->end;
+        g.device = c->deviceId, g.stream = c->streamId, g.correlation = c->correlationId;
+        g.bytes = c->bytes;
+        s.gpu.push_back(std::move(g));
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(r);
+        const bool driver = r->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+        const char* n = nullptr;
+        cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, a->cbid, &n);
+        s.calls.push_back({api_name(n ? n : "?"), driver, a->start, a->end, a->processId, a->threadId, a->correlationId});
+        break;
+      }
+      default: break;
+    }
+  }
+  std::free(buffer);
+}
+
+// Steps: cudaProfilerStart's exit opens one, cudaProfilerStop's entry closes it.
+void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  const bool start = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 && info->callbackSite == CUPTI_API_EXIT;
+  const bool stop = cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 && info->callbackSite == CUPTI_API_ENTER;
+  if (!start && !stop) return;
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  State& s = state();
+  std::lock_guard lock(s.m);
+  if (start) {
+    s.step_start = now;
+    s.in_step = true;
+  } else if (s.in_step) {
+    s.steps.push_back({s.next_step++, s.step_start, now, static_cast<std::uint32_t>(getpid()), 0});
+    s.in_step = false;
+  }
+}
+
+std::vector<TrackedDevice> devices() {
+  std::vector<TrackedDevice> out;
+  int n = 0;
+  if (cuDeviceGetCount(&n) != CUDA_SUCCESS) return out;
+  for (int i = 0; i < n; ++i) {
+    CUdevice d;
+    if (cuDeviceGet(&d, i) != CUDA_SUCCESS) continue;
+    TrackedDevice t;
+    char name[256] = {};
+    cuDeviceGetName(name, sizeof name, d);
+    t.name = name;
+    size_t mem = 0;
+    cuDeviceTotalMem(&mem, d);
+    t.total_mem = static_cast<long long>(mem);
+    auto attr = [&](CUdevice_attribute a) {
+      int v = 0;
+      cuDeviceGetAttribute(&v, a, d);
+      return v;
+    };
+    t.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    t.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    t.sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    t.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    t.max_threads_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    t.regs_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    t.regs_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    t.warp_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    t.shared_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    t.shared_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    t.shared_per_block_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    out.push_back(t);
+  }
+  return out;
+}
+
+void write_trace() {
+  State& s = state();
+  check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  std::lock_guard lock(s.m);
+  if (s.written) return;
+  s.written = true;
+  if (s.only_steps && !s.steps.empty()) {
+    // Keep the calls made inside steps, and the GPU work they launched.
+    auto inside = [&](std::uint64_t t) {
+      for (const auto& st : s.steps)
+        if (t >= st.start_ns && t <= st.end_ns) return true;
+      return false;
+    };
+    std::vector<TrackedCall> calls;
+    std::vector<std::uint32_t> corr;
+    for (auto& c : s.calls)
+      if (inside(c.start_ns)) {
+        corr.push_back(c.correlation);
+        calls.push_back(std::move(c));
+      }
+    std::sort(corr.begin(), corr.end());
+    std::erase_if(s.gpu, [&](const TrackedGpu& g) { return !std::binary_search(corr.begin(), corr.end(), g.correlation); });
+    s.calls = std::move(calls);
+  }
+  const char* out = std::getenv("HABITAT_TRACK_OUT");
+  const std::string path = out && *out ? out : "habitat_track.json";
+  std::ofstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "habitat track: cannot write %s\n", path.c_str());
+    return;
+  }
+  write_kineto(f, devices(), s.calls, s.gpu, s.steps, "habitat CUPTI tracker (libhabitat_cupti_track.so)");
+  std::fprintf(stderr, "habitat track: %zu GPU operations, %zu API calls, %zu steps -> %s\n", s.gpu.size(), s.calls.size(), s.steps.size(),
+               path.c_str());
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  State& s = state();
+  const char* only = std::getenv("HABITAT_TRACK_ONLY_STEPS");
+  s.only_steps = only && std::strcmp(only, "1") == 0;
+  check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  for (const auto k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+                       CUPTI_ACTIVITY_KIND_DRIVER})
+    check(cuptiActivityEnable(k), "cuptiActivityEnable");
+  CUpti_SubscriberHandle sub = nullptr;
+  check(cuptiSubscribe(&sub, on_api, nullptr), "cuptiSubscribe");
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000), "cuptiEnableCallback");
+  check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000), "cuptiEnableCallback");
+  std::atexit(write_trace);
+  return 1;
+}
