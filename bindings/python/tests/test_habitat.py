@@ -169,3 +169,10 @@ def test_track_agrees_with_the_profiler(name):
     assert ra.origin["gpu_active_ms"] == pytest.approx(rb.origin["gpu_active_ms"], rel=0.01)
     for d in DESTS:
         assert ra[d].gpu_active_ms == pytest.approx(rb[d].gpu_active_ms, rel=0.01)
+
+
+def test_example_script_runs():
+    out = subprocess.run([__import__("sys").executable, os.path.join(ROOT, "examples", "predict_from_python.py")], capture_output=True, text=True,
+                         env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert "samples/$" in out.stdout and "H200" in out.stdout
