@@ -167,8 +167,17 @@ struct PredictArgs {
 // `table_out`, where given, receives the table as well (the Python package prints it and returns the JSON).
 inline void run_predict(const PredictArgs& args, const Common& c, const Catalog& cat, std::ostream& out, std::ostream& err,
                         std::ostream* table_out = nullptr) {
-  const auto& [trace_path, to, origin_name, batch, host_args, ddp_in, interconnect, bucket_mb, breakdown, what_if_args] = args;
-  sim::DdpOptions ddp = ddp_in;
+  // Plain references, not a structured binding: clang 14 cannot capture those in the lambdas below.
+  const std::string& trace_path = args.trace_path;
+  const std::vector<std::string>& to = args.to;
+  const std::optional<std::string>& origin_name = args.origin_name;
+  const std::optional<int>& batch = args.batch;
+  const sim::HostChoice& host_args = args.host_args;
+  const std::string& interconnect = args.interconnect;
+  const double bucket_mb = args.bucket_mb;
+  const std::optional<std::size_t>& breakdown = args.breakdown;
+  const std::vector<std::string>& what_if_args = args.what_if_args;
+  sim::DdpOptions ddp = args.ddp;
   Trace t = load(trace_path, c);
   attach(t, c);
   const Device origin = resolve_origin(cat, t, origin_name, &err);
