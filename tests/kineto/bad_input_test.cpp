@@ -177,3 +177,22 @@ TEST_CASE("non-finite numbers and launches beyond CUDA's limits are errors, not 
   const std::string p = test::write_temp("huge_props.json", with(R"("numSms": 80)", R"("numSms": 1e300)"));
   CHECK_FALSE(kineto::read_trace(p).device_props.has_value());
 }
+
+// torch 1.8 wrote the GPU as "computeProperties" with other key names; an AMD GPU reports a compute capability
+// too, which must not make it an NVIDIA GPU's sibling.
+TEST_CASE("old computeProperties are read, and an AMD GPU outside the catalog is refused by name", "[kineto]") {
+  std::string t = tiny_trace(true, true, false);
+  t.insert(1, R"("computeProperties": [{"id": 0, "name": "Tesla V100-DGXS-32GB", "major": 7, "minor": 0, "multiProcessorCount": 80,
+      "maxThreadsPerMultiProcessor": 2048}],)");
+  const Trace old = kineto::read_trace(test::write_temp("computeprops.json", t));
+  REQUIRE(old.device_props);
+  CHECK(old.device_props->sms == 80);
+  CHECK(old.device_props->cc_major == 7);
+  CHECK(resolve_origin(Catalog::builtin(), old, std::nullopt).name == "V100");
+
+  std::string a = tiny_trace(true, true, false);
+  a.insert(1, R"("deviceProperties": [{"id": 0, "name": "AMD Instinct MI210", "computeMajor": 9, "computeMinor": 0, "numSms": 104}],)");
+  const Trace amd = kineto::read_trace(test::write_temp("amd.json", a));
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(resolve_origin(Catalog::builtin(), amd, std::nullopt), Contains("amd.json") && Contains("AMD GPUs are not in the catalog"));
+}

@@ -18,6 +18,13 @@ namespace habitat {
   if (wanted.empty())
     throw make_error(t.source, "deviceProperties", "the trace does not name its GPU; pass --origin DEVICE");
   const Device* d = catalog.find(wanted);
+  // AMD GPUs report a compute capability too (gfx90a: 9.0), which must not make them an NVIDIA GPU's sibling.
+  const bool amd = wanted.find("AMD") != std::string::npos || wanted.find("Instinct") != std::string::npos ||
+                   wanted.find("Radeon") != std::string::npos;
+  if (!d && amd)
+    throw make_error(t.source, "origin GPU '" + wanted + "'",
+                     "AMD GPUs are not in the catalog yet, and their per-CU rates cannot be borrowed from an NVIDIA GPU; "
+                     "add the GPU with --devices FILE (its CUs as sms, clocks, bandwidth and per-CU rates) to predict from it");
   if (!d && !name && t.device_props) {
     // A GPU outside the catalog that the trace describes (SMs, memory, compute capability, limits): predicted
     // with the clocks, per-SM datapaths and bandwidth of the catalog GPU of its architecture closest in SMs.

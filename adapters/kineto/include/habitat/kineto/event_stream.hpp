@@ -300,7 +300,7 @@ class EventHandler {
       if (!object && is(top_key_, "traceEvents")) {
         section_ = Section::trace_events;
         saw_trace_events = true;
-      } else if (!object && is(top_key_, "deviceProperties")) {
+      } else if (!object && (is(top_key_, "deviceProperties") || is(top_key_, "computeProperties"))) {  // the latter: torch 1.8
         section_ = Section::device_properties;
       }
       return true;

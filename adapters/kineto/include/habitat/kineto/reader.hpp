@@ -283,19 +283,22 @@ inline std::optional<Device> origin_from_properties(const std::vector<json::obje
   if (props.empty()) return std::nullopt;
   const json::object& p = props.front();
   // Counts beyond what an int holds are not a GPU's: taken as missing (the catalog's figures then apply).
-  auto num = [&](std::string_view k) -> std::optional<double> {
+  // Kineto's own names, then torch 1.8's "computeProperties" spellings.
+  auto num = [&](std::string_view k, std::string_view old = {}) -> std::optional<double> {
     if (auto x = as_whole(scalar_of(p.if_contains(k)), 0, 2147483647.0)) return static_cast<double>(*x);
+    if (!old.empty())
+      if (auto x = as_whole(scalar_of(p.if_contains(old)), 0, 2147483647.0)) return static_cast<double>(*x);
     return std::nullopt;
   };
   Device d;
   if (const auto* n = p.if_contains("name"); n && n->is_string()) d.name = std::string(n->get_string());
-  d.cc_major = static_cast<int>(num("computeMajor").value_or(0));
-  d.cc_minor = static_cast<int>(num("computeMinor").value_or(0));
-  d.sms = static_cast<int>(num("numSms").value_or(0));
+  d.cc_major = static_cast<int>(num("computeMajor", "major").value_or(0));
+  d.cc_minor = static_cast<int>(num("computeMinor", "minor").value_or(0));
+  d.sms = static_cast<int>(num("numSms", "multiProcessorCount").value_or(0));
   d.memory_gib = static_cast<double>(as_whole(scalar_of(p.if_contains("totalGlobalMem")), 0, 0x1p62).value_or(0)) / (1024.0 * 1024 * 1024);
   auto& l = d.limits;
   l.max_threads_per_block = static_cast<int>(num("maxThreadsPerBlock").value_or(l.max_threads_per_block));
-  l.max_threads_per_sm = static_cast<int>(num("maxThreadsPerMultiprocessor").value_or(l.max_threads_per_sm));
+  l.max_threads_per_sm = static_cast<int>(num("maxThreadsPerMultiprocessor", "maxThreadsPerMultiProcessor").value_or(l.max_threads_per_sm));
   l.regs_per_block = static_cast<int>(num("regsPerBlock").value_or(l.regs_per_block));
   l.regs_per_sm = static_cast<int>(num("regsPerMultiprocessor").value_or(l.regs_per_sm));
   l.warp_size = static_cast<int>(num("warpSize").value_or(l.warp_size));
@@ -476,7 +479,11 @@ inline void synthesize_steps(Collector& c, std::vector<std::string>& warnings) {
     }
     t.kernels.push_back(std::move(k));
   }
-  if (t.kernels.empty()) throw make_error(path, t.step_name, "no kernels, memcpys or memsets were launched in this step");
+  if (t.kernels.empty())
+    throw make_error(path, t.step_name,
+                     synthesized ? "no kernels, memcpys or memsets in the trace, and no ProfilerStep#N: a CPU-only trace, or one recorded "
+                                   "without the CUDA activity (torch.profiler's ProfilerActivity.CUDA)?"
+                                 : "no kernels, memcpys or memsets were launched in this step");
   std::sort(t.kernels.begin(), t.kernels.end(), [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
   // The same GPU event twice (an exporter that wrote it twice, files joined): one launch cannot run twice
   // at the same moment on the same stream, so the copy is dropped, and said.
