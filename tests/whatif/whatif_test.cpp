@@ -235,7 +235,8 @@ TEST_CASE("a V100 FP32 ResNet trace speeds up on an A100 by about what NVIDIA pu
 
 // The other direction, measured on the same fixtures: an H100 trace at PyTorch's defaults (convolutions and
 // RNNs on TF32) predicted on the H100 with its TF32 datapath removed, against the same step recorded with TF32
-// off. Measured when the rule was chosen: +14%, +51% (VGG-16), +9%, +9%, 0%, 0%, +30% (LSTM); mean 16%.
+// off. Measured with the midpoint rule (roofline_scaling.hpp): -10%, +29% (VGG-16), -13%, -5%, 0%, 0%, -8%; mean 9%
+// (moving all the unexplained time: +14% to +51%, mean 16%; none of it: -19% to -46%).
 TEST_CASE("TF32 convolutions on a GPU without TF32: the H100 without its TF32 datapath against TF32 off") {
   Device no_tf32 = test::catalog().at("H100 SXM");
   no_tf32.name = "H100 without TF32";
