@@ -36,8 +36,7 @@ std::tuple<std::string, std::string, std::string> predict(const std::string& tra
   if (to.empty()) throw make_error(trace, "to", "name at least one destination GPU (or 'all')");
   if (world_size < 1 || world_size > (1 << 20)) throw make_error(trace, "world_size", "must be 1 to 2^20 GPUs");
   if (batch && *batch < 1) throw make_error(trace, "batch", "must be a positive number of samples");
-  const std::vector<std::string> predictors{"physics", "tile", "scaling", "wave", "hybrid"};
-  if (std::find(predictors.begin(), predictors.end(), predictor) == predictors.end())
+  if (std::find(cli::predictor_names.begin(), cli::predictor_names.end(), predictor) == cli::predictor_names.end())
     throw make_error(trace, "predictor", "must be physics, tile, scaling, wave or hybrid");
   cli::Common c = common(device_files, "json");
   c.predictor = predictor;

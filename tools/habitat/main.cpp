@@ -61,7 +61,7 @@ void add_model(CLI::App& app, Common& c) {
                  "physics (--scaling for every kernel, the GEMM tile model for matmul launches that cannot run on the destination; "
                  "default), tile (the tile model for every matmul), scaling (--scaling alone; 'wave' is accepted too) or hybrid "
                  "(physics plus learned models for other kernel-varying operations, where they were trained)")
-      ->check(CLI::IsMember({"physics", "tile", "scaling", "wave", "hybrid"}));
+      ->check(CLI::IsMember(cli::predictor_names));
   app.add_option("--models", c.models, "folder of *.safetensors operation models for --predictor hybrid (default: the shipped ones)");
   app.add_flag("-q,--quiet", c.quiet, "no progress messages on stderr");
 }

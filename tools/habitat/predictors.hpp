@@ -1,12 +1,16 @@
 #pragma once
 // Run-time choice among the compile-time predictor configurations (--scaling, --waves, --gamma).
 #include <string>
+#include <vector>
 #include <variant>
 
 #include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/predict/wave_scaling.hpp"
 
 namespace habitat::cli {
+
+// --predictor's choices (the CLI's flag check and the Python package's argument check).
+inline const std::vector<std::string> predictor_names{"physics", "tile", "scaling", "wave", "hybrid"};
 
 using AnyPredictor = std::variant<RooflineScaling, WaveScaling<waves::Exact, gamma::RooflineUtilization>, WaveScaling<waves::Exact, gamma::Roofline>,
                                   WaveScaling<waves::Exact, gamma::Fixed<1>>, WaveScaling<waves::Many, gamma::RooflineUtilization>,

@@ -190,7 +190,8 @@ template <class Predictor>
     if (by_label[i].kernels > 0) by_op[labels.names[i]] = by_label[i];
   for (const Method m : all_methods)
     if (by_method_index[static_cast<std::size_t>(m)].kernels > 0) by_method[to_string(m)] = by_method_index[static_cast<std::size_t>(m)];
-  out.datapath_note = datapath_note(moved_cudnn_us, moved_matmul_us, out.origin_gpu_active_us, tf32_settings(t));
+  if (moved_cudnn_us + moved_matmul_us > 0)  // the settings are read only where the note needs them
+    out.datapath_note = datapath_note(moved_cudnn_us, moved_matmul_us, out.origin_gpu_active_us, tf32_settings(t));
   if (const std::string f = fallback_note(fallback_us, out.origin_gpu_active_us, dest); !f.empty())
     out.datapath_note += (out.datapath_note.empty() ? "" : "; ") + f;
   if (unsized_nccl_us > 0)
