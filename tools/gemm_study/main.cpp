@@ -87,11 +87,23 @@ bool gemm_part(const Args& a, const Catalog& cat) {
 void ops_part(const Args& a, const Catalog& cat) {
   const auto rows = opstudy::load_rows(cat, a.public_dir, a.opdata_dir);
   std::printf("\nOther operations: the physics op model (%zu configurations), leaving one GPU out, MAPE:\n\n", rows.size());
-  std::printf("| GPU | op | n | roofline share (without it) | physics model | ratio from origin | origin | same time | FLOPS ratio | "
-              "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  const auto floors = opstudy::call_floors(rows);
+  std::printf("Derived on every GPU (the constants of mlp/op_physics.hpp): L2 rate %.1f B/clk/SM; roofline shares",
+              opstudy::l2_rate(rows, nullptr));
+  for (auto k : {ops::OpKind::conv2d, ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
+    std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
+  std::printf("; call floors (us)");
+  for (const auto& op : opstudy::study_ops)
+    if (const auto f = opstudy::floor_without(floors, op, nullptr)) std::printf(" %s %.1f", op.c_str(), *f * 1e3);
+  std::printf("\n\n");
+  std::printf("The left-out GPU's bandwidth is estimated from its spec and the other GPUs of its memory technology; a call-timed\n"
+              "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel times or an additive call).\n\n");
+  std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM | call floor | physics model | ratio from origin | origin | same time | FLOPS ratio | "
+              "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& e : opstudy::leave_one_gpu_out(rows, cat)) {
     const bool p = e.paired > 0;
-    std::printf("| %s | %s | %zu | %.2f | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, e.share, pct(e.model).c_str(),
+    const std::string floor = e.floor_ms > 0 ? std::to_string(int(std::lround(e.floor_ms * 1e3))) : "-";
+    std::printf("| %s | %s | %zu | %.2f | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, e.share, e.l2, floor.c_str(), pct(e.model).c_str(),
                 pct(e.ratio, p).c_str(), p ? e.origin.c_str() : "-", pct(e.same, p).c_str(), pct(e.flops, p).c_str(), pct(e.bandwidth, p).c_str());
   }
 }

@@ -244,6 +244,7 @@ class Catalog {
     num("bandwidth_gbps", d.bandwidth_spec_gbps, detail::plausible::bandwidth_gbps);
     if (auto v = detail::opt_number_in(o, "measured_bandwidth_gbps", at, detail::plausible::bandwidth_gbps)) d.bandwidth_measured_gbps = *v;
     if (auto v = opt_string(o, "measured_bandwidth_source", at)) d.bandwidth_measured_source = *v;
+    if (auto v = opt_string(o, "memory", at)) d.memory = *v;
     num("tensor_clock_mhz", d.tensor_clock_mhz, detail::plausible::clock_or_default_mhz);
     num("sustained_clock_mhz", d.sustained_clock_mhz, detail::plausible::clock_or_default_mhz);
     if (auto v = opt_string(o, "sustained_clock_source", at)) d.sustained_clock_source = *v;

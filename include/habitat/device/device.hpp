@@ -78,6 +78,8 @@ struct Device {
   double bandwidth_spec_gbps = 0;
   std::optional<double> bandwidth_measured_gbps;  // sustained DRAM bandwidth (measured, derived or estimated)
   std::string bandwidth_measured_source;
+  std::string memory;  // DRAM technology ("GDDR6", "HBM3", ...; empty: unknown)
+  [[nodiscard]] bool hbm() const { return memory.rfind("HBM", 0) == 0; }
   double fp32_lanes_per_sm = 0, fp64_lanes_per_sm = 0;
   TensorRates tensor;
   double tdp_w = 0;

@@ -1,14 +1,17 @@
 #pragma once
 // The physics answer for one operation configuration, used where a learned model steps aside: the op's
 // work at what the GPU sustains (datapath x SMs x sustained clock; measured bandwidth), divided by the
-// share of that roofline such ops reach, plus the fixed cost of one timed call.
+// share of that roofline such ops reach, plus the cost of one timed call.
 //
 // Shares are medians over NeuSight's public FP32 timings on P4, P100, T4, V100 and A100 (sitar-lab/NeuSight,
 // MIT; configurations whose sustained-roofline time exceeds 0.2 ms), derived once; the rows are not
 // shipped. `habitat-gemm-study --part ops` re-derives them leaving one GPU out, with habitat's H100/H200
-// measurements added. The call overhead is the one the GEMM tile model fitted to the same protocol. All
-// are shared by every GPU, so the model has no per-GPU parameter that could be missing on an unseen one.
+// measurements added. All are shared by every GPU, so the model has no per-GPU parameter that could be
+// missing on an unseen one.
 #include <algorithm>
+#include <array>
+#include <optional>
+#include <string_view>
 
 #include "habitat/device/device.hpp"
 #include "habitat/mlp/features.hpp"
@@ -18,13 +21,75 @@
 namespace habitat::mlp {
 
 struct OpPhysicsShares {
-  double gemm = 0.65, conv = 0.85, norm = 0.64, softmax = 0.79, elementwise = 0.97;
+  // Memory-bound shares are over the kernel time left after the call's lead (see timed_call_ms).
+  double gemm = 0.65, conv = 0.85, norm = 0.66, softmax = 0.82, elementwise = 1.00;
   double call_ms = gemm::fitted_call_us / 1e3;  // one timed call's overhead (launch and events), NeuSight's protocol
   // The shortest a kernel runs: the median `add` kernel of configurations under 20k elements on habitat's
-  // H100 (data/opdata/h100_neusight, CUPTI kernel durations: 1.25 us).
-  double kernel_floor_ms = 0.00125;
+  // H100 and H200 (data/opdata/*_neusight, CUPTI kernel durations: 1.25 and 1.0 us).
+  double kernel_floor_ms = 0.0011;
+  // An elementwise op whose working set fits in L2 finds it there on back-to-back calls and streams it at
+  // the L2's rate, which scales with SMs and clock (its slices do), not with DRAM: bytes per clock per SM,
+  // the median over habitat's H100 and H200 elementwise kernels of 0.1-0.9x L2 (data/opdata/*_neusight:
+  // 2.0x and 1.6x their DRAM rates, the same L2). The older GPUs' rows hide it under the call. (Layer norm
+  // and softmax kernels of that size are bound by their reductions: no gain measured.)
+  double l2_bytes_per_clk_per_sm = 23.5;
 };
 inline constexpr OpPhysicsShares op_physics_shares{};
+
+// One timed call of a memory-bound operation (NeuSight's protocol: CUDA events around one call from
+// Python) lasts max(F, lead x F + kernel): part of the host's floor F passes before the kernel starts, the
+// rest overlaps it. Fitted per GPU with the lead free, this form fits every elementwise operator within
+// 0.5-4.6% (a floor added to the kernel: 6-12%); the lead is about half the floor for elementwise ops and
+// softmax, 0.83 for layer norm (medians of the five per-GPU fits). F depends on the operator's Python path
+// and on the host, not on the GPU: the median over the five (5th-percentile latency of each; P100's and
+// V100's hosts are 20-70% slower), in ms.
+struct CallFloor {
+  std::string_view op;  // NeuSight's operator name
+  double ms, lead;
+};
+inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
+                                                        {"mul", 0.0260, 0.5},
+                                                        {"div", 0.0261, 0.5},
+                                                        {"pow", 0.0266, 0.5},
+                                                        {"addu", 0.0312, 0.5},
+                                                        {"mulu", 0.0310, 0.5},
+                                                        {"divu", 0.0314, 0.5},
+                                                        {"powu", 0.0292, 0.5},
+                                                        {"relu", 0.0327, 0.5},
+                                                        {"tanh", 0.0257, 0.5},
+                                                        {"gelu", 0.0300, 0.5},
+                                                        {"ln", 0.0477, 0.83},
+                                                        {"softmax", 0.0337, 0.52}}};
+
+// NeuSight's name for a memory-bound query (elementwise by operator and operand count); empty for others.
+[[nodiscard]] inline std::string_view floor_op_name(const OpQuery& q) {
+  using ops::OpKind;
+  switch (q.op) {
+    case OpKind::batch_norm:
+    case OpKind::layer_norm: return "ln";
+    case OpKind::softmax: return "softmax";
+    case OpKind::elementwise:
+      for (const auto& e : ops::elementwise_ops)
+        if (e.operands == q.dims[2] && e.code == q.dims[3]) return e.name;
+      return "add";
+    default: return {};
+  }
+}
+
+// The timed-call floor of a memory-bound query; nullopt for the matrix-math ops, whose call overhead is
+// the tile model's additive one.
+[[nodiscard]] inline std::optional<CallFloor> call_floor(const OpQuery& q) {
+  const auto name = floor_op_name(q);
+  for (const auto& f : call_floors)
+    if (f.op == name) return f;
+  return std::nullopt;
+}
+
+// A timed call around a kernel of `kernel_ms` (with floor_ms the call's floor): the overlap form where the
+// op has a floor, else additive.
+[[nodiscard]] inline double timed_call_ms(std::optional<CallFloor> f, double kernel_ms) {
+  return f ? std::max(f->ms, f->lead * f->ms + kernel_ms) : op_physics_shares.call_ms + kernel_ms;
+}
 
 // FP32 stays on the SIMT lanes, convolutions included: NeuSight's protocol turns TF32 off (their A100
 // convolutions ran FP32 kernels), and these shares were derived under it. (The MLP features assume cuDNN's
@@ -50,22 +115,32 @@ inline constexpr OpPhysicsShares op_physics_shares{};
   return op_physics_shares.gemm;
 }
 
-// The op's work at what g sustains (ms): the numerator of every physics op time.
-[[nodiscard]] inline double sustained_roofline_ms(const OpQuery& q, const Device& g) {
-  const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  return roofline_sustained(w.flops, w.bytes, op_precision(q), g).bound_us() / 1e3;
+// Bytes as DRAM sees them: an elementwise op's working set that fits in L2 moves at the L2's rate (where
+// that is faster), so it counts as bytes x DRAM rate / L2 rate.
+[[nodiscard]] inline double dram_bytes(const OpQuery& q, double bytes, const Device& g, double l2_per_clk_sm) {
+  if (q.op != ops::OpKind::elementwise || bytes > g.l2_mib * 1024 * 1024 || l2_per_clk_sm <= 0) return bytes;
+  const double l2_gbps = l2_per_clk_sm * g.sms * g.load_clock_mhz(Precision::fp32) * 1e-3;
+  return bytes * std::min(1.0, g.sustained_bandwidth_gbps() / l2_gbps);
 }
 
-// Milliseconds of the op's kernels on g at a given share of the sustained roofline; never below its bound.
-[[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share) {
+// The op's work at what g sustains (ms): the numerator of every physics op time.
+[[nodiscard]] inline double sustained_roofline_ms(const OpQuery& q, const Device& g, double l2_per_clk_sm = 0) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  const double bound = roofline_bound(w.flops, w.bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
-  return std::max(bound, op_physics_shares.kernel_floor_ms + sustained_roofline_ms(q, g) / share);
+  return roofline_sustained(w.flops, dram_bytes(q, w.bytes, g, l2_per_clk_sm), op_precision(q), g).bound_us() / 1e3;
+}
+
+// Milliseconds of the op's kernels on g at a given share of the sustained roofline; never below its bound
+// (at L2 rates for a working set that stays there).
+[[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
+                                              double l2_per_clk_sm = op_physics_shares.l2_bytes_per_clk_per_sm) {
+  const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
+  const double bound = roofline_bound(w.flops, dram_bytes(q, w.bytes, g, l2_per_clk_sm), fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+  return std::max(bound, op_physics_shares.kernel_floor_ms + sustained_roofline_ms(q, g, l2_per_clk_sm) / share);
 }
 
 // Milliseconds of one timed call of the operation on g (kernels plus the call's overhead).
 [[nodiscard]] inline double physics_op_ms(const OpQuery& q, const Device& g) {
-  return op_physics_shares.call_ms + physics_kernel_ms(q, g, roofline_share(q.op));
+  return timed_call_ms(call_floor(q), physics_kernel_ms(q, g, roofline_share(q.op)));
 }
 
 }  // namespace habitat::mlp

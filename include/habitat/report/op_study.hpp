@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,17 +62,47 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   return rows;
 }
 
-[[nodiscard]] inline double kernel_ms(const Row& r) {
-  return r.measured_ms - (r.call_timed ? mlp::op_physics_shares.call_ms : 0);
+// The timed-call floor of each call-timed GPU and operation: the 5th percentile of its latencies (the
+// smallest configurations' time is the floor in the overlap form of mlp::timed_call_ms).
+using Floors = std::map<std::pair<const Device*, std::string>, double>;
+
+[[nodiscard]] inline Floors call_floors(const std::vector<Row>& rows) {
+  std::map<std::pair<const Device*, std::string>, std::vector<double>> v;
+  for (const auto& r : rows)
+    if (r.call_timed && mlp::call_floor(r.q)) v[{r.gpu, r.op}].push_back(r.measured_ms);
+  Floors f;
+  for (auto& [key, x] : v) {
+    std::nth_element(x.begin(), x.begin() + static_cast<long>(x.size() / 20), x.end());
+    f[key] = x[x.size() / 20];
+  }
+  return f;
+}
+
+// The floor an unseen GPU gets: the median over the other GPUs' floors of the same operation.
+[[nodiscard]] inline std::optional<double> floor_without(const Floors& f, const std::string& op, const Device* leave_out) {
+  std::vector<double> v;
+  for (const auto& [key, ms] : f)
+    if (key.first != leave_out && key.second == op) v.push_back(ms);
+  if (v.empty()) return std::nullopt;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// Kernel time of a measured row: a call-timed row less its own GPU's call (the lead for the
+// overlap form, the additive overhead for the matrix-math ops).
+[[nodiscard]] inline double kernel_ms(const Row& r, const Floors& floors) {
+  if (!r.call_timed) return r.measured_ms;
+  const auto it = floors.find({r.gpu, r.op});
+  return r.measured_ms - (it != floors.end() ? it->second * mlp::call_floor(r.q)->lead : mlp::op_physics_shares.call_ms);
 }
 
 // The share of the sustained roofline an op family reaches: the median over long configurations (more
 // than 0.2 ms at the sustained roofline) of the rows given, leaving out one GPU.
-[[nodiscard]] inline double roofline_share(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
+[[nodiscard]] inline double roofline_share(const std::vector<Row>& rows, const Floors& floors, ops::OpKind kind, const Device* leave_out) {
   std::vector<double> v;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.q.op != kind) continue;
-    const double roof = mlp::sustained_roofline_ms(r.q, *r.gpu), k = kernel_ms(r);
+    const double roof = mlp::sustained_roofline_ms(r.q, *r.gpu), k = kernel_ms(r, floors);
     if (roof > 0.2 && k > 0) v.push_back(roof / k);
   }
   if (v.empty()) return mlp::roofline_share(kind);
@@ -79,10 +110,43 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   return v[v.size() / 2];
 }
 
+// The L2's rate in bytes per clock per SM, from kernel-timed elementwise rows whose working set is 0.1-0.9x
+// L2 (the call-timed ones hide it): the median of bytes over kernel time less the fixed cost.
+[[nodiscard]] inline double l2_rate(const std::vector<Row>& rows, const Device* leave_out) {
+  std::vector<double> v;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || r.call_timed || r.q.op != ops::OpKind::elementwise) continue;
+    const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
+    const double k = r.measured_ms - mlp::op_physics_shares.kernel_floor_ms;
+    if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= mlp::op_physics_shares.kernel_floor_ms) continue;
+    v.push_back(bytes / (k * 1e-3) / (r.gpu->sms * r.gpu->load_clock_mhz(Precision::fp32) * 1e6));
+  }
+  if (v.empty()) return mlp::op_physics_shares.l2_bytes_per_clk_per_sm;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// A left-out GPU as the model may know it: its sustained bandwidth not measured but estimated as its spec
+// times the median share the other GPUs of the same memory technology (HBM or GDDR) sustain.
+[[nodiscard]] inline Device unseen(const Device& g, const std::vector<const Device*>& gpus) {
+  std::vector<double> shares;
+  for (const Device* o : gpus)
+    if (o != &g && o->hbm() == g.hbm() && o->bandwidth_measured_gbps) shares.push_back(*o->bandwidth_measured_gbps / o->bandwidth_spec_gbps);
+  Device d = g;
+  d.bandwidth_measured_gbps.reset();
+  if (!shares.empty()) {
+    std::nth_element(shares.begin(), shares.begin() + static_cast<long>(shares.size() / 2), shares.end());
+    d.bandwidth_measured_gbps = g.bandwidth_spec_gbps * shares[shares.size() / 2];
+  }
+  return d;
+}
+
 struct ErrorRow {
   std::string gpu, op;
   std::size_t n = 0, paired = 0;
-  double share = 0;  // the roofline share derived without this GPU
+  double share = 0;     // the roofline share derived without this GPU
+  double l2 = 0;        // the L2 rate (bytes/clk/SM) derived without it
+  double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
   std::string origin;
 };
@@ -91,6 +155,7 @@ struct ErrorRow {
   std::vector<const Device*> gpus;
   for (const auto& r : rows)
     if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  const Floors floors = call_floors(rows);
   // The same configuration on the origin: op name plus dims.
   using Key = std::pair<std::string, ops::Dims>;
   std::map<const Device*, std::map<Key, const Row*>> by_gpu;
@@ -98,23 +163,36 @@ struct ErrorRow {
   std::vector<ErrorRow> out;
   for (const Device* g : gpus) {
     const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
+    const Device est = unseen(*g, gpus);
     for (const auto& op : study_ops) {
       ErrorRow e{g->name, op};
       e.origin = origin ? origin->name : "";
       const auto kind = *ops::op_from_name(op);
-      e.share = roofline_share(rows, kind, g);
+      e.share = roofline_share(rows, floors, kind, g);
+      e.l2 = l2_rate(rows, g);
+      const auto floor = floor_without(floors, op, g);
       for (const auto& r : rows) {
         if (r.gpu != g || r.op != op) continue;
         ++e.n;
-        const double call = r.call_timed ? mlp::op_physics_shares.call_ms : 0;
-        e.model += std::abs((call + mlp::physics_kernel_ms(r.q, *g, e.share)) / r.measured_ms - 1);
+        // The row as the model would time it: a call in the row's protocol, or the kernels alone.
+        auto timed = [&](double kernel) {
+          auto f = mlp::call_floor(r.q);
+          if (f && floor) f->ms = *floor;
+          return r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel;
+        };
+        if (r.call_timed && floor) e.floor_ms = *floor;
+        e.model += std::abs(timed(mlp::physics_kernel_ms(r.q, est, e.share, e.l2)) / r.measured_ms - 1);
         const auto it = origin ? by_gpu[origin].find(Key{r.op, r.q.dims}) : by_gpu[g].end();
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
         ++e.paired;
-        const double ok = std::max(kernel_ms(o), 1e-4);
-        const double ratio = mlp::physics_kernel_ms(r.q, *g, e.share) / mlp::physics_kernel_ms(o.q, *origin, e.share);
-        auto err = [&](double factor) { return std::abs((ok * factor + call) / r.measured_ms - 1); };
+        // A call-timed origin row at its floor hides its kernel (at most the floor less its lead): the model's
+        // kernel time stands in for it there.
+        const auto of = floors.find({o.gpu, o.op});
+        const bool hidden = o.call_timed && of != floors.end() && o.measured_ms < 1.1 * of->second;
+        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2) : kernel_ms(o, floors), 1e-4);
+        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2);
+        auto err = [&](double factor) { return std::abs(timed(ok * factor) / r.measured_ms - 1); };
         e.ratio += err(ratio);
         e.same += err(1);
         e.flops += err(origin->fp32_tflops() / g->fp32_tflops());
