@@ -134,8 +134,10 @@ inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
                                               double l2_per_clk_sm = op_physics_shares.l2_bytes_per_clk_per_sm) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  const double bound = roofline_bound(w.flops, dram_bytes(q, w.bytes, g, l2_per_clk_sm), fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
-  return std::max(bound, op_physics_shares.kernel_floor_ms + sustained_roofline_ms(q, g, l2_per_clk_sm) / share);
+  const double bytes = dram_bytes(q, w.bytes, g, l2_per_clk_sm);
+  const double bound = roofline_bound(w.flops, bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+  const double sustained = roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3;
+  return std::max(bound, op_physics_shares.kernel_floor_ms + sustained / share);
 }
 
 // Milliseconds of one timed call of the operation on g (kernels plus the call's overhead).

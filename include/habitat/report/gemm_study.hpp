@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "habitat/detail/nelder_mead.hpp"
+#include "habitat/detail/quantile.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/predict/gemm_tile.hpp"
 #include "habitat/report/study_data.hpp"
@@ -55,10 +56,7 @@ using Calibrations = std::map<std::pair<const Device*, bool>, double>;
     logs[{r.gpu, r.shape.transposed_b}].push_back(std::log(predict_us(r, f) - (r.call_timed ? f.call_us : 0)) - std::log(kernel));
   }
   Calibrations c;
-  for (auto& [key, v] : logs) {
-    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-    c[key] = std::exp(v[v.size() / 2]);
-  }
+  for (auto& [key, v] : logs) c[key] = std::exp(detail::median(std::move(v), 0));
   return c;
 }
 

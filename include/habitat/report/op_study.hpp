@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "habitat/detail/quantile.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_physics.hpp"
 #include "habitat/report/study_data.hpp"
@@ -71,10 +72,7 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   for (const auto& r : rows)
     if (r.call_timed && mlp::call_floor(r.q)) v[{r.gpu, r.op}].push_back(r.measured_ms);
   Floors f;
-  for (auto& [key, x] : v) {
-    std::nth_element(x.begin(), x.begin() + static_cast<long>(x.size() / 20), x.end());
-    f[key] = x[x.size() / 20];
-  }
+  for (auto& [key, x] : v) f[key] = detail::quantile(std::move(x), 0.05, 0);
   return f;
 }
 
@@ -84,8 +82,7 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   for (const auto& [key, ms] : f)
     if (key.first != leave_out && key.second == op) v.push_back(ms);
   if (v.empty()) return std::nullopt;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  return detail::median(std::move(v), 0);
 }
 
 // Kernel time of a measured row: a call-timed row less its own GPU's call (the lead for the
@@ -105,9 +102,7 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
     const double roof = mlp::sustained_roofline_ms(r.q, *r.gpu), k = kernel_ms(r, floors);
     if (roof > 0.2 && k > 0) v.push_back(roof / k);
   }
-  if (v.empty()) return mlp::roofline_share(kind);
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  return detail::median(std::move(v), mlp::roofline_share(kind));
 }
 
 // The L2's rate in bytes per clock per SM, from kernel-timed elementwise rows whose working set is 0.1-0.9x
@@ -121,9 +116,7 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
     if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= mlp::op_physics_shares.kernel_floor_ms) continue;
     v.push_back(bytes / (k * 1e-3) / (r.gpu->sms * r.gpu->load_clock_mhz(Precision::fp32) * 1e6));
   }
-  if (v.empty()) return mlp::op_physics_shares.l2_bytes_per_clk_per_sm;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
+  return detail::median(std::move(v), mlp::op_physics_shares.l2_bytes_per_clk_per_sm);
 }
 
 // A left-out GPU as the model may know it: its sustained bandwidth not measured but estimated as its spec
@@ -134,10 +127,7 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
     if (o != &g && o->hbm() == g.hbm() && o->bandwidth_measured_gbps) shares.push_back(*o->bandwidth_measured_gbps / o->bandwidth_spec_gbps);
   Device d = g;
   d.bandwidth_measured_gbps.reset();
-  if (!shares.empty()) {
-    std::nth_element(shares.begin(), shares.begin() + static_cast<long>(shares.size() / 2), shares.end());
-    d.bandwidth_measured_gbps = g.bandwidth_spec_gbps * shares[shares.size() / 2];
-  }
+  if (!shares.empty()) d.bandwidth_measured_gbps = g.bandwidth_spec_gbps * detail::median(std::move(shares), 0);
   return d;
 }
 
@@ -165,7 +155,8 @@ struct ErrorRow {
     const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
     const Device est = unseen(*g, gpus);
     for (const auto& op : study_ops) {
-      ErrorRow e{g->name, op};
+      ErrorRow e;
+      e.gpu = g->name, e.op = op;
       e.origin = origin ? origin->name : "";
       const auto kind = *ops::op_from_name(op);
       e.share = roofline_share(rows, floors, kind, g);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "habitat/detail/quantile.hpp"
 #include "habitat/sim/host_model.hpp"
 #include "habitat/trace/trace.hpp"
 
@@ -47,14 +48,6 @@ struct StepProgram {
 };
 
 namespace detail {
-
-[[nodiscard]] inline double quantile(std::vector<double> v, double q, double fallback) {
-  if (v.empty()) return fallback;
-  auto at = v.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), at, v.end());
-  return *at;
-}
-[[nodiscard]] inline double median(std::vector<double> v, double fallback) { return quantile(std::move(v), 0.5, fallback); }
 
 // Splits the host time between the previous call (in top-level op `before`) and the next (in `after`)
 // into Lin et al.'s kinds: inside one op it is between launches; across ops, the tail of the first op
@@ -160,15 +153,15 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
     }
   }
   // The lower quartile: launches onto an idle stream that still waited for another stream are not latency.
-  p.launch_latency_us = std::clamp(detail::quantile(latencies, 0.25, 3.0), 0.0, 20.0);
-  p.queue_gap_us = std::clamp(detail::median(gaps, 1.0), 0.0, 5.0);
+  p.launch_latency_us = std::clamp(habitat::detail::quantile(latencies, 0.25, 3.0), 0.0, 20.0);
+  p.queue_gap_us = std::clamp(habitat::detail::median(gaps, 1.0), 0.0, 5.0);
   p.waits_for = t.calls.empty() ? std::vector<std::vector<int>>(n) : detail::infer_waits(t, p.launch_latency_us, p.queue_gap_us);
   {
     std::vector<double> after_wait;  // from the awaited kernel's end to the start: an event wait's own latency
     for (int i = 0; i < n; ++i)
       for (const int w : p.waits_for[i])
         if (w >= 0) after_wait.push_back(std::max(0.0, t.kernels[i].start_us - t.kernels[w].start_us - t.kernels[w].duration_us));
-    p.wait_latency_us = std::clamp(detail::median(after_wait, p.queue_gap_us), 0.0, 10.0);
+    p.wait_latency_us = std::clamp(habitat::detail::median(after_wait, p.queue_gap_us), 0.0, 10.0);
   }
 
   // Records whose profiler cost lands in each stretch of host time: op and annotation starts.

@@ -1,0 +1,18 @@
+#pragma once
+// Order statistics of a sample, taken by value (the caller's order is kept): the nearest-rank quantile and
+// the median, with a fallback for an empty sample.
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace habitat::detail {
+
+[[nodiscard]] inline double quantile(std::vector<double> v, double q, double fallback) {
+  if (v.empty()) return fallback;
+  auto at = v.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), at, v.end());
+  return *at;
+}
+[[nodiscard]] inline double median(std::vector<double> v, double fallback) { return quantile(std::move(v), 0.5, fallback); }
+
+}  // namespace habitat::detail
