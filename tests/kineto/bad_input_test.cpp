@@ -73,14 +73,28 @@ TEST_CASE("bad traces give errors naming the file and the problem", "[kineto][er
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("obj.json", R"({"a": 1})")), Contains("no 'traceEvents'"));
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("empty.json", "")), Contains("empty"));
   }
-  SECTION("no steps: the whole trace is the step, and the warning says so") {
-    const Trace t = kineto::read_trace(test::write_temp("nostep.json", tiny_trace(false, true, true)));
+  SECTION("no steps: refused with the flag that reads the whole trace as the step, and the warning says so") {
+    const std::string nostep = test::write_temp("nostep.json", tiny_trace(false, true, true));
+    CHECK_THROWS_WITH(kineto::read_trace(nostep), Contains("nostep.json") && Contains("no ProfilerStep#N") && Contains("--whole-trace"));
+    const Trace t = kineto::read_trace(nostep, {.whole_trace = true});
     CHECK(t.step_name == "the whole trace");
     CHECK(t.kernels.size() == 1);
     REQUIRE(!t.warnings.empty());
     CHECK_THAT(t.warnings.front(), Contains("no ProfilerStep#N annotation") && Contains("whole trace"));
-    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nostep_nokernel.json", tiny_trace(false, false, true))),
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nostep_nokernel.json", tiny_trace(false, false, true)), {.whole_trace = true}),
                       Contains("nostep_nokernel.json") && Contains("no kernels"));
+  }
+  SECTION("an AMD trace (warp size 64, no grid or block) is named as one") {
+    std::string amd = tiny_trace(true, true, true);
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"Tesla V100-SXM2-16GB", "AMD Instinct MI250X"},
+                                   {"\"numSms\": 80", "\"numSms\": 104, \"warpSize\": 64"},
+                                   {"\"grid\": [16, 1, 1], \"block\": [256, 1, 1], ", ""}}) {
+      const auto at = amd.find(from);
+      REQUIRE(at != std::string::npos);
+      amd.replace(at, from.size(), to);
+    }
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("amd.json", amd)),
+                      Contains("amd.json") && Contains("AMD GPU") && Contains("MI250X") && Contains("ROCm"));
   }
   SECTION("no kernels") {
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nokernel.json", tiny_trace(true, false, true))),

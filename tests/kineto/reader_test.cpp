@@ -92,7 +92,7 @@ std::string gunzip(const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("a trace without ProfilerStep is read as one step and predicts like the same trace with it") {
+TEST_CASE("a trace without ProfilerStep is read as one step (asked for) and predicts like the same trace with it") {
   for (const char* w : {"resnet50_fp32_b32", "encoder_bf16_b32", "dcgan_fp32_b128"}) {
     const std::string with = test::fixture("h100", w);
     auto doc = boost::json::parse(gunzip(with));
@@ -106,8 +106,9 @@ TEST_CASE("a trace without ProfilerStep is read as one step and predicts like th
                  events.end());
     REQUIRE(events.size() < before);
     const std::string without = test::write_temp(std::string(w) + "_nostep.json", boost::json::serialize(doc));
-    const Trace a = kineto::read_trace(with), b = kineto::read_trace(without);
     INFO(w);
+    CHECK_THROWS_WITH(kineto::read_trace(without), Catch::Contains("--whole-trace"));
+    const Trace a = kineto::read_trace(with), b = kineto::read_trace(without, {.whole_trace = true});
     CHECK(b.step_name == "the whole trace");
     CHECK(std::any_of(b.warnings.begin(), b.warnings.end(), [](const std::string& s) { return s.find("no ProfilerStep#N annotation") == 0; }));
     CHECK(a.kernels.size() == b.kernels.size());
@@ -135,4 +136,35 @@ TEST_CASE("old-format ProfilerStep operators and optimizer-step iterations are s
   CHECK(r.step_name.find("between optimizer steps") != std::string::npos);
   CHECK(r.profiled_steps == 29);
   CHECK(!r.kernels.empty());
+}
+
+namespace {
+// Steps of one kernel each, 100 us apart; the kernel of step i runs gpu_us[i].
+std::string steps_trace(const std::vector<int>& gpu_us) {
+  std::string ev;
+  for (std::size_t i = 0; i < gpu_us.size(); ++i) {
+    const std::string t0 = std::to_string(1000 * i), corr = std::to_string(10 + i), n = std::to_string(i + 1);
+    if (i) ev += ",";
+    ev += R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + n + R"(","pid":1,"tid":1,"ts":)" + t0 + R"(,"dur":900},)";
+    ev += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(1000 * i + 10) +
+          R"(,"dur":5,"args":{"correlation":)" + corr + "}},";
+    ev += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + std::to_string(1000 * i + 20) + R"(,"dur":)" +
+          std::to_string(gpu_us[i]) + R"(,"args":{"correlation":)" + corr + R"(,"grid":[1,1,1],"block":[128,1,1],"stream":7}})";
+  }
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+}  // namespace
+
+TEST_CASE("an outlier last step gives way to the most typical one, and says so", "[kineto]") {
+  const auto path = test::write_temp("outlier_steps.json", steps_trace({200, 210, 190, 205, 400}));
+  const Trace t = kineto::read_trace(path);
+  CHECK(t.step_name == "ProfilerStep#4");  // 205 us: closest to the median (205), the last of the closest
+  REQUIRE(!t.warnings.empty());
+  CHECK(t.warnings.front().find("ProfilerStep#5, the last with GPU work") != std::string::npos);
+  CHECK(t.warnings.front().find("--step 5") != std::string::npos);
+  // Asked for, the last is read; a typical last step is read without a word.
+  CHECK(kineto::read_trace(path, {.step = 5}).step_name == "ProfilerStep#5");
+  const Trace typical = kineto::read_trace(test::write_temp("typical_steps.json", steps_trace({200, 210, 190, 205, 215})));
+  CHECK(typical.step_name == "ProfilerStep#5");
+  for (const auto& w : typical.warnings) CHECK(w.find("off the median") == std::string::npos);
 }

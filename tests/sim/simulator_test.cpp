@@ -245,3 +245,16 @@ TEST_CASE("traces with missing or unusual host events still predict, saying what
     CHECK(said);
   }
 }
+
+TEST_CASE("the profiler's slowdown is bounded per record: an idle stretch is not the profiler's", "[sim]") {
+  const sim::ProfilerCost p{2.0, 3.0, 1.6};
+  // A short stretch between records: the per-record cost, then the slowdown divides what is left.
+  CHECK(p.kept_share(100, 5, 2) == Approx((100 - 5) / 1.6 / 100));
+  // Never below a tenth of the stretch before the slowdown.
+  CHECK(p.kept_share(10, 50, 2) == Approx(1 / 1.6 / 10));
+  // Eight seconds with three records (a Triton trace): at most the bound per record is taken.
+  const double recorded = 8e6, kept = p.kept_share(recorded, 6, 3) * recorded;
+  CHECK(recorded - kept <= 6 + 4 * sim::ProfilerCost::max_slowdown_us_per_record + 1e-6);
+  CHECK(recorded - kept > 6);
+  CHECK(p.kept_share(0, 0, 0) == 1.0);
+}

@@ -38,6 +38,7 @@ struct Common {
   std::string waves = "eq1";
   std::string gamma = "roofline-utilization";
   std::optional<long> step;
+  bool whole_trace = false;
   std::vector<std::string> metric_files;
   std::string predictor = "physics";
   std::string models;
@@ -79,7 +80,7 @@ inline Trace load(const std::string& path, const Common& c) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!c.quiet) std::cerr << "habitat: reading " << path << " ..." << std::flush;
   mid_line = !c.quiet;
-  kineto::ReadOptions ro{c.step, {}};
+  kineto::ReadOptions ro{c.step, {}, c.whole_trace};
   // Large traces: show how far the read has got, on a terminal only (logs stay clean).
   if (!c.quiet && isatty(STDERR_FILENO) && path != "-") {
     const auto size = std::filesystem::file_size(path);

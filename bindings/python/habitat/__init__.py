@@ -206,7 +206,7 @@ def _trace_path(trace: Any, keep: list) -> str:
 def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optional[int] = None,
             what_if: Union[str, Sequence[str], None] = None, world_size: Optional[int] = None, host: Optional[str] = None,
             origin: Optional[str] = None, origin_host: Optional[str] = None, predictor: str = "physics",
-            devices: Union[str, Sequence[str], None] = None, step: Optional[int] = None) -> Result:
+            devices: Union[str, Sequence[str], None] = None, step: Optional[int] = None, whole_trace: bool = False) -> Result:
     """Predict a traced training step on other GPUs.
 
     trace: a Kineto trace file (.json or .json.gz), a ``torch.profiler.profile`` after its step, or the trace as a dict.
@@ -216,13 +216,14 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
     host); default: the recording host, for every row. origin_host: the recording machine's host profile.
     origin: the GPU the trace was recorded on, where it does not
     say. predictor: physics (default), tile, scaling, wave or hybrid. devices: device files (habitat.devices/1).
-    step: the ProfilerStep number (default: the last with GPU work).
+    step: the ProfilerStep number (default: the last with GPU work, or the most typical where that one is an outlier).
+    whole_trace: a trace with no ProfilerStep#N and no optimizer steps is read as one step (else it is an error).
     """
     keep: list = []
     try:
         path = _trace_path(trace, keep)
         args = (path, _as_list(to), origin, batch, _as_list(what_if), world_size or 1, host, origin_host, predictor,
-                _as_list(devices), step)
+                _as_list(devices), step, whole_trace)
         text, table, warnings = _habitat.predict(*args)
     finally:
         for p in keep:

@@ -182,9 +182,9 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
     const double own = std::max(0.0, start + dur - std::max(start, cursor));
     const double busy = item.blocking ? std::min(own, host.blocking_call_us) : own;
     const double recorded = gap + busy;
-    const double cost = host.profiler.per_op_us * records_in(cursor, start) + (costs_a_call ? host.profiler.per_call_us : 0.0);
-    // Removing the profiler never takes a stretch below a tenth of what was recorded.
-    const double kept = recorded > 0 ? std::max(recorded - cost, 0.1 * recorded) / recorded / host.profiler.slowdown : 1.0;
+    const double records = records_in(cursor, start);
+    const double cost = host.profiler.per_op_us * records + (costs_a_call ? host.profiler.per_call_us : 0.0);
+    const double kept = host.profiler.kept_share(recorded, cost, records + (costs_a_call ? 1 : 0));
     const double scale = kept * host.speed_ratio;
     const int top = top_level_op(t, op);
     detail::classify_gap(t, before_op, top, cursor, start, scale, item.by_type);
@@ -225,8 +225,8 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
   // The rest of the step on the host.
   {
     const double gap = std::max(0.0, hi - cursor);
-    const double cost = host.profiler.per_op_us * records_in(cursor, hi);
-    const double kept = gap > 0 ? std::max(gap - cost, 0.1 * gap) / gap / host.profiler.slowdown : 1.0;
+    const double records = records_in(cursor, hi);
+    const double kept = host.profiler.kept_share(gap, host.profiler.per_op_us * records, records);
     p.tail_us = gap * kept * host.speed_ratio;
     detail::classify_gap(t, before_op, -1, cursor, hi, kept * host.speed_ratio, p.by_type);
     p.recorded_host_us += gap;

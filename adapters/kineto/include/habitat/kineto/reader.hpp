@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "habitat/detail/launch_limits.hpp"
+#include "habitat/detail/number_text.hpp"
+#include "habitat/detail/quantile.hpp"
 #include "habitat/error.hpp"
 #include "habitat/kineto/event_stream.hpp"
 #include "habitat/kineto/raw_event.hpp"
@@ -28,6 +30,9 @@ namespace habitat::kineto {
 struct ReadOptions {
   std::optional<long> step;  // ProfilerStep number; default: the last step that launched GPU work
   Progress progress;         // called as the file is read (bytes of the file so far)
+  // A trace with neither ProfilerStep#N nor optimizer steps: read all of it as one step (else an error says
+  // how to choose); its iteration then spans the whole recording, idle time included.
+  bool whole_trace = false;
 };
 
 namespace detail {
@@ -92,6 +97,14 @@ struct Collector {
   std::vector<RawStep> optimizer_steps;  // Optimizer.step# annotations, numbered in file order
   std::vector<double> launch_ts;  // every launch of the file, to tell which steps launched GPU work
   std::vector<double> gpu_ts;     // every GPU start, used in place of launches when the file has none
+  // Every launch's (correlation, start) and every GPU event's (correlation, start, duration): each step's GPU
+  // time, to tell a typical step from an outlier (16 and 24 bytes an event, like launch_ts's 8).
+  struct GpuSpan {
+    std::int64_t correlation;
+    double start, dur;
+  };
+  std::vector<std::pair<std::int64_t, double>> launch_by_corr;
+  std::vector<GpuSpan> gpu_spans;
   std::vector<HostCall> calls;    // kept runtime and driver calls
   std::vector<double> marks;      // kept user annotations other than steps
   std::vector<Kernel> gpu;
@@ -147,7 +160,10 @@ struct Collector {
         HostCall call;
         call.kind = host_call_kind(e.name.str());
         call.correlation = correlation.value_or(-1);
-        if (call.correlation >= 0 && call.kind != HostCallKind::other && call.kind != HostCallKind::sync) launch_ts.push_back(*ts);
+        if (call.correlation >= 0 && call.kind != HostCallKind::other && call.kind != HostCallKind::sync) {
+          launch_ts.push_back(*ts);
+          launch_by_corr.emplace_back(call.correlation, *ts);
+        }
         if (!retention.keep(*ts)) break;
         call.name = std::string(e.name.str());
         call.start_us = *ts;
@@ -172,6 +188,7 @@ struct Collector {
         Kernel k = make_kernel(e, c, *ts, *dur);
         k.correlation = *correlation;
         if (launch_ts.empty()) gpu_ts.push_back(*ts);
+        gpu_spans.push_back({*correlation, *ts, *dur});
         if (retention.keep_gpu(*ts)) gpu.push_back(std::move(k));
         break;
       }
@@ -203,6 +220,19 @@ struct Collector {
   }
 
   [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
+
+  // AMD GPUs describe themselves with a warp (wavefront) of 64 threads; NVIDIA's is 32. Names may be empty.
+  [[nodiscard]] bool amd() const {
+    return std::any_of(device_props.begin(), device_props.end(), [](const json::object& p) {
+      const auto* w = p.if_contains("warpSize");
+      return w && w->is_number() && w->to_number<double>() == 64;
+    });
+  }
+  [[nodiscard]] std::string amd_name() const {
+    for (const auto& p : device_props)
+      if (const auto* n = p.if_contains("name"); n && n->is_string() && !n->get_string().empty()) return std::string(n->get_string()).substr(0, 60);
+    return "";
+  }
 
   Kernel make_kernel(const RawEvent& e, Category c, double ts, double dur) const {
     Kernel k;
@@ -238,7 +268,10 @@ struct Collector {
                                   static_cast<int>(*r)};
     }
     if (c == Category::kernel && (k.block.count() <= 0 || !e.grid.present || !e.block.present))
-      throw make_error(path, where(), "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
+      throw make_error(path, where(),
+                       amd() ? "an AMD GPU's trace (deviceProperties: warp size 64" + std::string(amd_name().empty() ? "" : ", '" + amd_name() + "'") +
+                                   "): ROCm records no launch grid or block, which habitat needs, and AMD GPUs are not in the catalog yet"
+                             : "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
     return k;
   }
 
@@ -324,12 +357,63 @@ inline void link_parents(std::vector<Operation>& ops) {
   }
 }
 
+// GPU time (us) of each step, in the order of `steps`: the GPU events whose launch falls in the step's
+// window (by their own start where the file has no launches).
+inline std::vector<double> step_gpu_us(Collector& c, const std::vector<RawStep>& steps) {
+  std::vector<double> out(steps.size(), 0);
+  std::vector<std::size_t> by_start(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) by_start[i] = i;
+  std::sort(by_start.begin(), by_start.end(), [&](std::size_t a, std::size_t b) { return steps[a].start < steps[b].start; });
+  auto add = [&](double ts, double dur) {
+    auto it = std::upper_bound(by_start.begin(), by_start.end(), ts, [&](double x, std::size_t i) { return x < steps[i].start; });
+    if (it == by_start.begin()) return;
+    const RawStep& s = steps[*std::prev(it)];
+    if (ts <= s.start + s.dur) out[*std::prev(it)] += dur;
+  };
+  std::sort(c.launch_by_corr.begin(), c.launch_by_corr.end());
+  for (const auto& g : c.gpu_spans) {
+    if (c.launch_by_corr.empty()) {
+      add(g.start, g.dur);
+      continue;
+    }
+    auto it = std::lower_bound(c.launch_by_corr.begin(), c.launch_by_corr.end(), std::pair{g.correlation, -1e300});
+    if (it != c.launch_by_corr.end() && it->first == g.correlation) add(it->second, g.dur);
+  }
+  return out;
+}
+
+// The step to read when none is asked for: the last that launched GPU work, unless its GPU time is more than
+// 15% from the median of three or more such steps; then the last step closest to that median (where the file
+// can be read again), and a warning either way.
+inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_switch, std::vector<std::string>& warnings) {
+  const auto gpu = step_gpu_us(c, c.steps);
+  std::vector<double> with_work;
+  for (double g : gpu)
+    if (g > 0) with_work.push_back(g);
+  if (with_work.size() < 3) return last;
+  const double med = habitat::detail::median(with_work, 0);
+  const auto last_i = static_cast<std::size_t>(last - c.steps.data());
+  if (std::abs(gpu[last_i] - med) <= 0.15 * med) return last;
+  std::size_t best = last_i;
+  for (std::size_t i = c.steps.size(); can_switch && i-- > 0;)
+    if (gpu[i] > 0 && std::abs(gpu[i] - med) < std::abs(gpu[best] - med)) best = i;
+  auto ms = [](double us) { return habitat::detail::number_text(std::round(us / 100) / 10); };
+  const std::string what = "ProfilerStep#" + std::to_string(last->number) + ", the last with GPU work, has " + ms(gpu[last_i]) + " ms of it, " +
+                           std::to_string(static_cast<int>(std::lround(100 * std::abs(gpu[last_i] / med - 1)))) + "% off the median of the " +
+                           std::to_string(with_work.size()) + " steps (" + ms(med) + " ms)";
+  warnings.push_back(best == last_i ? what + ": it is predicted all the same (standard input cannot be read twice; pass --step N)"
+                                    : what + ": ProfilerStep#" + std::to_string(c.steps[best].number) + " (" + ms(gpu[best]) +
+                                          " ms) is predicted instead; pass --step " + std::to_string(last->number) + " for the last");
+  return &c.steps[best];
+}
+
 // Steps for a trace recorded without a profiler schedule (a plain `with torch.profiler.profile():`, or
 // steps annotated the user's own way). The iteration ends where the optimizer's step ends: with two or more
 // Optimizer.step# annotations, iteration k runs from the end of optimizer step k-1 to the end of step k (the
 // first, before any optimizer step ended, is not a whole iteration and is left out). Otherwise the whole
-// trace is one step. Either way the output says what was found.
-inline void synthesize_steps(Collector& c, std::vector<std::string>& warnings) {
+// trace is one step where the caller asks for it (its span is often set-up and idle time, seconds around
+// milliseconds of GPU work: not an iteration to be taken silently). Either way the output says what was found.
+inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::string>& warnings) {
   double lo = 1e300, hi = -1e300;
   auto span = [&](double ts, double dur) { lo = std::min(lo, ts), hi = std::max(hi, ts + dur); };
   for (const auto& op : c.ops) span(op.start_us, op.duration_us);
@@ -349,10 +433,15 @@ inline void synthesize_steps(Collector& c, std::vector<std::string>& warnings) {
                        std::to_string(c.steps.size()) + ", or record with a profiler schedule and prof.step() for exact boundaries");
     if (!c.steps.empty()) return;
   }
+  const std::string span_ms = std::to_string(static_cast<long long>((hi - lo) / 1e3));
+  if (!whole_trace)
+    throw make_error(c.path, "steps",
+                     "no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : " and no optimizer steps") +
+                         ": where an iteration starts is unknown; pass --whole-trace to predict all " + span_ms +
+                         " ms of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
   c.steps.push_back({0, lo, hi - lo});
   warnings.push_back("no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : "") +
-                     ": the whole trace (" + std::to_string(static_cast<long long>((hi - lo) / 1e3)) +
-                     " ms of host time) is taken as one step; if it holds several iterations, the prediction is of all of them "
+                     ": the whole trace (" + span_ms + " ms of host time) is taken as one step; if it holds several iterations, the prediction is of all of them "
                      "(record with torch.profiler's schedule and call prof.step() once per iteration)");
 }
 
@@ -370,7 +459,7 @@ inline void synthesize_steps(Collector& c, std::vector<std::string>& warnings) {
   // Without ProfilerStep annotations every event was kept (there was no step to rule any out): the iterations
   // are found from the optimizer's steps, else the whole trace is one step.
   const bool synthesized = c.steps.empty();
-  if (synthesized) detail::synthesize_steps(c, t.warnings);
+  if (synthesized) detail::synthesize_steps(c, options.whole_trace, t.warnings);
   std::sort(c.steps.begin(), c.steps.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
   t.profiled_steps = static_cast<int>(c.steps.size());
   // Launch times, sorted: a step launched GPU work if one falls in its window. Without runtime events
@@ -395,6 +484,7 @@ inline void synthesize_steps(Collector& c, std::vector<std::string>& warnings) {
     for (auto it = c.steps.rbegin(); it != c.steps.rend() && !step; ++it)
       if (launched_in(*it)) step = &*it;
     if (!step) throw make_error(path, "steps", "no ProfilerStep launched any GPU work (a CPU-only trace?)");
+    if (!synthesized) step = detail::typical_step(c, step, path != "-", t.warnings);
   }
   // The events kept while streaming are those of the step that started last. When another step is the
   // one to read (the last launched nothing, or step numbers run against time), read the file again for it.
@@ -407,7 +497,9 @@ inline void synthesize_steps(Collector& c, std::vector<std::string>& warnings) {
                                           "standard input cannot be read twice: save the trace to a file, or pass --step " + n);
     ReadOptions again = options;
     again.step = step->number;
-    return read_trace(path, again);
+    Trace chosen = read_trace(path, again);
+    chosen.warnings.insert(chosen.warnings.begin(), t.warnings.begin(), t.warnings.end());
+    return chosen;
   }
   c.compact();
   std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
