@@ -95,10 +95,8 @@ struct Collector {
   Retention retention;
   std::vector<RawStep> steps;
   std::vector<RawStep> optimizer_steps;  // Optimizer.step# annotations, numbered in file order
-  std::vector<double> launch_ts;  // every launch of the file, to tell which steps launched GPU work
-  std::vector<double> gpu_ts;     // every GPU start, used in place of launches when the file has none
-  // Every launch's (correlation, start) and every GPU event's (correlation, start, duration): each step's GPU
-  // time, to tell a typical step from an outlier (16 and 24 bytes an event, like launch_ts's 8).
+  // Every launch's (correlation, start) and every GPU event's (correlation, start, duration) in the file: which
+  // steps launched GPU work, and how much, to tell a typical step from an outlier (16 and 24 bytes an event).
   struct GpuSpan {
     std::int64_t correlation;
     double start, dur;
@@ -161,7 +159,6 @@ struct Collector {
         call.kind = host_call_kind(e.name.str());
         call.correlation = correlation.value_or(-1);
         if (call.correlation >= 0 && call.kind != HostCallKind::other && call.kind != HostCallKind::sync) {
-          launch_ts.push_back(*ts);
           launch_by_corr.emplace_back(call.correlation, *ts);
         }
         if (!retention.keep(*ts)) break;
@@ -187,7 +184,6 @@ struct Collector {
         if (!correlation) throw make_error(path, where(), "GPU event '" + std::string(e.name.str()) + "' has no 'correlation'");
         Kernel k = make_kernel(e, c, *ts, *dur);
         k.correlation = *correlation;
-        if (launch_ts.empty()) gpu_ts.push_back(*ts);
         gpu_spans.push_back({*correlation, *ts, *dur});
         if (retention.keep_gpu(*ts)) gpu.push_back(std::move(k));
         break;
@@ -464,8 +460,12 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
   t.profiled_steps = static_cast<int>(c.steps.size());
   // Launch times, sorted: a step launched GPU work if one falls in its window. Without runtime events
   // (some exporters drop them) kernels are taken by their GPU start instead.
-  const bool have_launches = !c.launch_ts.empty();
-  std::vector<double>& launch_ts = have_launches ? c.launch_ts : c.gpu_ts;
+  const bool have_launches = !c.launch_by_corr.empty();
+  std::vector<double> launch_ts;
+  if (have_launches)
+    for (const auto& l : c.launch_by_corr) launch_ts.push_back(l.second);
+  else
+    for (const auto& g : c.gpu_spans) launch_ts.push_back(g.start);
   std::sort(launch_ts.begin(), launch_ts.end());
   auto launched_in = [&](const detail::RawStep& s) {
     auto it = std::lower_bound(launch_ts.begin(), launch_ts.end(), s.start);
