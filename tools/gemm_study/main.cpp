@@ -4,6 +4,7 @@
 //   habitat-gemm-study --public ../shared/data/neusight --opdata data/opdata [--write-params FILE] [--check]
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -90,8 +91,11 @@ void ops_part(const Args& a, const Catalog& cat) {
   const auto floors = opstudy::call_floors(rows);
   std::printf("Derived on every GPU (the constants of mlp/op_physics.hpp): L2 rate %.1f B/clk/SM; roofline shares",
               opstudy::l2_rate(rows, nullptr));
-  for (auto k : {ops::OpKind::conv2d, ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
+  for (auto k : {ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
     std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
+  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+%.0f mem/compute), log(1+waves))", mlp::conv_model.k_half,
+              mlp::conv_model.traffic);
+  for (double c : opstudy::conv_coefs(rows, floors, nullptr)) std::printf(" %.3f", c);
   std::printf("; call floors (us)");
   for (const auto& op : opstudy::study_ops)
     if (const auto f = opstudy::floor_without(floors, op, nullptr)) std::printf(" %s %.1f", op.c_str(), *f * 1e3);
@@ -103,7 +107,9 @@ void ops_part(const Args& a, const Catalog& cat) {
   for (const auto& e : opstudy::leave_one_gpu_out(rows, cat)) {
     const bool p = e.paired > 0;
     const std::string floor = e.floor_ms > 0 ? std::to_string(int(std::lround(e.floor_ms * 1e3))) : "-";
-    std::printf("| %s | %s | %zu | %.2f | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, e.share, e.l2, floor.c_str(), pct(e.model).c_str(),
+    char share[16] = "efficiency";  // convolutions: their efficiency model, fitted without the GPU
+    if (!std::isnan(e.share)) std::snprintf(share, sizeof share, "%.2f", e.share);
+    std::printf("| %s | %s | %zu | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, share, e.l2, floor.c_str(), pct(e.model).c_str(),
                 pct(e.ratio, p).c_str(), p ? e.origin.c_str() : "-", pct(e.same, p).c_str(), pct(e.flops, p).c_str(), pct(e.bandwidth, p).c_str());
   }
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The physics answer for one operation configuration, used where a learned model steps aside: the op's
 // work at what the GPU sustains (datapath x SMs x sustained clock; measured bandwidth), divided by the
-// share of that roofline such ops reach, plus the cost of one timed call.
+// share of that roofline such ops reach, plus the cost of one timed call. Convolutions reach a share that
+// depends on their shape: a log-linear efficiency model of their implicit GEMM stands in for the share.
 //
 // Shares are medians over NeuSight's public FP32 timings on P4, P100, T4, V100 and A100 (sitar-lab/NeuSight,
 // MIT; configurations whose sustained-roofline time exceeds 0.2 ms), derived once; the rows are not
@@ -10,6 +11,7 @@
 // missing on an unseen one.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
 #include <string_view>
 
@@ -22,7 +24,7 @@ namespace habitat::mlp {
 
 struct OpPhysicsShares {
   // Memory-bound shares are over the kernel time left after the call's lead (see timed_call_ms).
-  double gemm = 0.65, conv = 0.85, norm = 0.66, softmax = 0.82, elementwise = 1.00;
+  double gemm = 0.65, norm = 0.66, softmax = 0.82, elementwise = 1.00;  // convolutions: conv_efficiency
   double call_ms = gemm::fitted_call_us / 1e3;  // one timed call's overhead (launch and events), NeuSight's protocol
   // The shortest a kernel runs: the median `add` kernel of configurations under 20k elements on habitat's
   // H100 and H200 (data/opdata/*_neusight, CUPTI kernel durations: 1.25 and 1.0 us).
@@ -106,7 +108,7 @@ inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
     case OpKind::lstm:
     case OpKind::sdpa: return op_physics_shares.gemm;
     case OpKind::conv2d:
-    case OpKind::conv_transpose2d: return op_physics_shares.conv;
+    case OpKind::conv_transpose2d: return 1.0;  // not used: physics_kernel_ms times them by conv_efficiency
     case OpKind::batch_norm:
     case OpKind::layer_norm: return op_physics_shares.norm;
     case OpKind::softmax: return op_physics_shares.softmax;
@@ -129,15 +131,95 @@ inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
   return roofline_sustained(w.flops, dram_bytes(q, w.bytes, g, l2_per_clk_sm), op_precision(q), g).bound_us() / 1e3;
 }
 
-// Milliseconds of the op's kernels on g at a given share of the sustained roofline; never below its bound
-// (at L2 rates for a working set that stays there).
+// Convolutions as the implicit GEMM cuDNN runs them: M = batch x the pixels each weight meets (output
+// pixels; a transposed convolution's input pixels, as in ops::conv_work), N = output channels, K = input
+// channels x kernel area; so 2MNK is the op's FLOPs.
+struct ImplicitGemm {
+  double m = 1, n = 1, k = 1;
+};
+
+[[nodiscard]] inline ImplicitGemm implicit_gemm(const OpQuery& q) {
+  const auto& d = q.dims;
+  const double b = d[0], ci = d[1], co = d[2], ks = d[3], in = d[4], s = d[5], pad = d[6];
+  const bool transposed = q.op == ops::OpKind::conv_transpose2d;
+  const double side = transposed ? in : ops::conv_out_size(in, ks, s, pad);
+  return {std::max(b * side * side, 1.0), std::max(co, 1.0), std::max(ci * ks * ks, 1.0)};
+}
+
+// The share of the sustained FP32 roofline a convolution reaches, exp(coefs . features), log-linear in
+// four facts of its implicit GEMM (NeuSight's convolutions are all 3x3, stride 1: one shared share fits
+// them within ~40% even on their own GPU; the shape is what varies):
+//   log q               tile quantization: the share of the tile-waves the GPU runs that is the GEMM's
+//                       (q = MN / (ceil(waves) x SMs x 128 x 128): edge tiles and the last wave part-full);
+//   log K/(K + k_half)  reduction depth: a tile's prologue and epilogue amortize over its K loop;
+//   log(1 + t mem/comp) operand traffic against the math, the part that does not hide under it: mem is
+//                       every operand once at sustained bandwidth, t = 8 the traffic the tiles really move
+//                       (the input re-read by neighbouring tiles);
+//   log(1 + waves)      the waves the GPU runs, ceil(tiles / SMs): more waves hide more latency, and the
+//                       ramp and tail are a smaller share.
+// t barely matters leaving one GPU out (t = 1 to 32: within a point). Tried and left out (README gives the
+// numbers): q as the last wave's fill alone (not the empty edge tiles) and fractional waves, with which a
+// larger batch could run faster (a quantization step rewarded more than the work it adds); a spatial halo
+// term log Ho/(Ho + kernel - 1) and log Ho (under a point of gain, the halo term with the unphysical sign).
+// Coefficients: least squares on log(efficiency) of NeuSight's public FP32 convolution timings on P4,
+// P100, T4, V100 and A100 80GB (sitar-lab/NeuSight, MIT; kernel time, the timed call's overhead taken off,
+// over 0.03 ms), derived once; the rows are not shipped. `habitat-gemm-study --part ops` re-derives them
+// and validates them leaving one GPU out. habitat's H100/H200 rows (CUPTI kernel sums, cudnn.benchmark,
+// cuDNN 9) are not pooled: with them, every public GPU's leave-one-out error rose (README).
+inline constexpr std::size_t conv_feature_count = 5;
+using ConvCoefs = std::array<double, conv_feature_count>;
+using ConvFeatures = std::array<double, conv_feature_count>;
+
+struct ConvModel {
+  double tile = 128;      // output tile side (M and N) of cuDNN's FP32 implicit-GEMM kernels
+  double k_half = 256;    // reduction depth at which the K loop is half the tile's time (LOGO flat at 64-1024)
+  double traffic = 8;     // t above: bytes moved per compulsory byte
+  // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most
+  // 2600), the traffic ratio where the op is memory-bound by far (public rows: at most 3).
+  double max_mem_ratio = 100, max_waves = 2600;
+  ConvCoefs coefs{-0.111, 0.495, 0.957, -0.349, 0.323};  // intercept, q, depth, traffic, waves
+};
+inline constexpr ConvModel conv_model{};
+
+[[nodiscard]] constexpr bool conv_like(ops::OpKind k) { return k == ops::OpKind::conv2d || k == ops::OpKind::conv_transpose2d; }
+
+// The op's FLOPs at g's sustained rate (ms): the numerator of a convolution's time.
+[[nodiscard]] inline double sustained_compute_ms(const OpQuery& q, const Device& g) {
+  return roofline_sustained(ops::op_work(q.op, q.dims, q.dtype, q.pass).flops, 0, op_precision(q), g).compute_us / 1e3;
+}
+
+// The efficiency model's features of a convolution on g (finite for any dims: the GEMM's sides are at least 1).
+[[nodiscard]] inline ConvFeatures conv_features(const OpQuery& q, const Device& g) {
+  const auto gemm = implicit_gemm(q);
+  const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
+  const auto sustained = roofline_sustained(w.flops, w.bytes, op_precision(q), g);
+  const double mem_ratio = sustained.memory_us / std::max(sustained.compute_us, 1e-12);
+  const double sms = std::max(g.sms, 1), tile_area = conv_model.tile * conv_model.tile;
+  const double waves = std::ceil(gemm.m / conv_model.tile) * std::ceil(gemm.n / conv_model.tile) / sms;
+  const double quantization = std::min(gemm.m * gemm.n / (std::ceil(waves) * sms * tile_area), 1.0);
+  return {1.0, std::log(quantization), std::log(gemm.k / (gemm.k + conv_model.k_half)),
+          std::log1p(conv_model.traffic * std::min(mem_ratio, conv_model.max_mem_ratio)),
+          std::log1p(std::min(std::ceil(waves), conv_model.max_waves))};
+}
+
+[[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefs& coefs = conv_model.coefs) {
+  const auto f = conv_features(q, g);
+  double s = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) s += coefs[i] * f[i];
+  return std::exp(s);
+}
+
+// Milliseconds of the op's kernels on g at a given share of the sustained roofline (a convolution: at its
+// efficiency under `conv`); never below its bound (at L2 rates for a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
-                                              double l2_per_clk_sm = op_physics_shares.l2_bytes_per_clk_per_sm) {
+                                              double l2_per_clk_sm = op_physics_shares.l2_bytes_per_clk_per_sm,
+                                              const ConvCoefs& conv = conv_model.coefs) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   const double bytes = dram_bytes(q, w.bytes, g, l2_per_clk_sm);
   const double bound = roofline_bound(w.flops, bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
-  const double sustained = roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3;
-  return std::max(bound, op_physics_shares.kernel_floor_ms + sustained / share);
+  const double work = conv_like(q.op) ? sustained_compute_ms(q, g) / conv_efficiency(q, g, conv)
+                                      : roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share;
+  return std::max(bound, op_physics_shares.kernel_floor_ms + work);
 }
 
 // Milliseconds of one timed call of the operation on g (kernels plus the call's overhead).

@@ -1,8 +1,9 @@
 #pragma once
 // Validation of the physics op model (mlp/op_physics.hpp) for the non-GEMM operations of NeuSight's public
 // timings (conv, layer norm, softmax, eleven elementwise operators) on seven GPUs: the roofline share of
-// each op family derived without the GPU under test (leave one GPU out), and the ratio method from the
-// H100's measurement of the same configuration, next to the simple baselines.
+// each op family (convolutions: the coefficients of their efficiency model) derived without the GPU under
+// test (leave one GPU out), and the ratio method from the H100's measurement of the same configuration, next
+// to the simple baselines.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <Eigen/Dense>
 
 #include "habitat/detail/quantile.hpp"
 #include "habitat/device/catalog.hpp"
@@ -105,6 +108,31 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return detail::median(std::move(v), mlp::roofline_share(kind));
 }
 
+// The coefficients of mlp::conv_efficiency fitted without one GPU: least squares on log(efficiency) of the
+// other GPUs' call-timed convolutions whose kernel runs over 0.03 ms (shorter ones are mostly the call).
+// Kernel-timed rows (habitat's H100/H200: cudnn.benchmark, cuDNN 9) stay out: pooled in, they raised every
+// public GPU's leave-one-out error (README). Without rows, the shipped constants.
+[[nodiscard]] inline mlp::ConvCoefs conv_coefs(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
+  std::vector<mlp::ConvFeatures> x;
+  std::vector<double> y;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || !r.call_timed || !mlp::conv_like(r.q.op)) continue;
+    const double k = kernel_ms(r, floors);
+    if (k <= 0.03) continue;
+    x.push_back(mlp::conv_features(r.q, *r.gpu));
+    y.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / k));
+  }
+  constexpr auto n = static_cast<Eigen::Index>(mlp::conv_feature_count);
+  if (x.size() < mlp::conv_feature_count) return mlp::conv_model.coefs;
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(x.size()), n);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    for (Eigen::Index j = 0; j < n; ++j) a(static_cast<Eigen::Index>(i), j) = x[i][static_cast<std::size_t>(j)];
+  const Eigen::VectorXd b = a.colPivHouseholderQr().solve(Eigen::Map<const Eigen::VectorXd>(y.data(), a.rows()));
+  mlp::ConvCoefs c{};
+  for (Eigen::Index j = 0; j < n; ++j) c[static_cast<std::size_t>(j)] = b(j);
+  return c;
+}
+
 // The L2's rate in bytes per clock per SM, from kernel-timed elementwise rows whose working set is 0.1-0.9x
 // L2 (the call-timed ones hide it): the median of bytes over kernel time less the fixed cost.
 [[nodiscard]] inline double l2_rate(const std::vector<Row>& rows, const Device* leave_out) {
@@ -134,7 +162,8 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
 struct ErrorRow {
   std::string gpu, op;
   std::size_t n = 0, paired = 0;
-  double share = 0;     // the roofline share derived without this GPU
+  double share = 0;     // the roofline share derived without this GPU (NaN for convolutions: see conv)
+  mlp::ConvCoefs conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
   double l2 = 0;        // the L2 rate (bytes/clk/SM) derived without it
   double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
@@ -159,7 +188,8 @@ struct ErrorRow {
       e.gpu = g->name, e.op = op;
       e.origin = origin ? origin->name : "";
       const auto kind = *ops::op_from_name(op);
-      e.share = roofline_share(rows, floors, kind, g);
+      e.share = mlp::conv_like(kind) ? std::nan("") : roofline_share(rows, floors, kind, g);
+      if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
       e.l2 = l2_rate(rows, g);
       const auto floor = floor_without(floors, op, g);
       for (const auto& r : rows) {
@@ -172,7 +202,7 @@ struct ErrorRow {
           return r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel;
         };
         if (r.call_timed && floor) e.floor_ms = *floor;
-        e.model += std::abs(timed(mlp::physics_kernel_ms(r.q, est, e.share, e.l2)) / r.measured_ms - 1);
+        e.model += std::abs(timed(mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv)) / r.measured_ms - 1);
         const auto it = origin ? by_gpu[origin].find(Key{r.op, r.q.dims}) : by_gpu[g].end();
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
@@ -181,8 +211,8 @@ struct ErrorRow {
         // kernel time stands in for it there.
         const auto of = floors.find({o.gpu, o.op});
         const bool hidden = o.call_timed && of != floors.end() && o.measured_ms < 1.1 * of->second;
-        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2) : kernel_ms(o, floors), 1e-4);
-        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2);
+        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv) : kernel_ms(o, floors), 1e-4);
+        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv);
         auto err = [&](double factor) { return std::abs(timed(ok * factor) / r.measured_ms - 1); };
         e.ratio += err(ratio);
         e.same += err(1);
