@@ -92,3 +92,36 @@ TEST_CASE("torch.compile and CUDA-graph traces: GPU active time from H100 to H20
       CHECK(std::abs(p.gpu_active_us / dt.gpu_active_us() - 1) < 0.03);
     }
 }
+
+// Steps of every size on the same GPU (fixtures/steps/: single operators of 10 us to 22 ms, short chains and
+// models, forward-only and training, traced as habitat.track does and timed back to back without the
+// profiler). Before the step's record counts (sim::StepCost), steps under 0.1 ms came out 2-11x too slow
+// (189% mean error): the profiler's step bookkeeping alone is most of their recorded time. Measured now on
+// the machine the counts were fitted on: under 0.1 ms 23%, forward-only steps 22-24% per band, training
+// 13-16%; on a second H100 machine (run2, 25-30% faster on the host, held out): 32%, 14-35%, 14%. The same
+// step timed twice without the profiler, seconds apart, differs by 11% (median) on these hosts. Bounds:
+// what is met, with room for the host's noise, and far under the profiled step as it is.
+TEST_CASE("iteration time on the same GPU for steps from 10 us to 100 ms", "[accuracy][sim]") {
+  for (const char* run : {"h100", "h100/run2"}) {
+    if (!std::filesystem::exists(dir("steps", run) + "/manifest.json")) continue;
+    INFO(run);
+    const bool fitted = std::string(run) == "h100";
+    const auto s = study("steps", run, run);
+    REQUIRE(s.rows.size() >= 100);
+    auto band = [&](double lo_ms, double hi_ms) {
+      report::IterationStudy b;
+      for (const auto& r : s.rows)
+        if (r.measured_ms >= lo_ms && r.measured_ms < hi_ms) b.rows.push_back(r);
+      return b;
+    };
+    const auto tiny = band(0, 0.1), small = band(0.1, 1), mid = band(1, 10);
+    for (const auto* b : {&tiny, &small, &mid}) {
+      REQUIRE(b->rows.size() >= 5);
+      CHECK(b->mean_abs(&report::IterationRow::error) < 0.5 * b->mean_abs(&report::IterationRow::profiled_error));
+    }
+    CHECK(tiny.mean_abs(&report::IterationRow::error) < (fitted ? 0.3 : 0.4));
+    CHECK(small.mean_abs(&report::IterationRow::error) < (fitted ? 0.2 : 0.25));
+    CHECK(mid.mean_abs(&report::IterationRow::error) < 0.25);
+    CHECK(s.mean_abs(&report::IterationRow::error) < (fitted ? 0.2 : 0.25));
+  }
+}

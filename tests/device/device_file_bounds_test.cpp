@@ -116,4 +116,20 @@ TEST_CASE("host profiles: per-op times and profiler costs are finite and plausib
   refused_host(R"("profiler": {"per_op_us": 1, "per_call_us": 1e400})", "top level.profiler.per_call_us", "got inf");
   refused_host(R"("profiler": {"per_op_us": 1, "per_call_us": 1, "slowdown": 0.5})", "top level.profiler.slowdown", "from 1 to 10");
   refused_host(R"("profiler": {"per_op_us": 1})", "top level.profiler", "missing number field 'per_call_us'");
+  const std::string count = R"({"per_step_us": 9, "per_top_op_us": 20, "per_nested_op_us": 3, "per_enqueue_us": 5, "per_other_call_us": 3})";
+  const auto h = parse(R"({"name": "h", "step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + count + R"(, "above": 0.3}})");
+  REQUIRE(h.step_cost);
+  CHECK(h.step_cost->unprofiled.per_top_op_us == 20);
+  CHECK(h.step_cost->above == 0.3);
+  CHECK(h.step_cost->below == habitat::sim::StepCost{}.below);
+  refused_host(R"("step_cost": {"unprofiled": )" + count + "}", "top level.step_cost.profiled", "missing object");
+  refused_host(R"("step_cost": {"unprofiled": {"per_step_us": 1}, "profiled": )" + count + "}", "top level.step_cost.unprofiled",
+               "missing number field 'per_top_op_us'");
+  refused_host(R"("step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + count + R"(, "below": 2})", "top level.step_cost.below", "from 0 to 1");
+  refused_host(R"("step_cost": {"unprofiled": {"per_step_us": 0, "per_top_op_us": 0, "per_nested_op_us": 3, "per_enqueue_us": 0, "per_other_call_us": 3}, "profiled": )" +
+                   count + "}",
+               "top level.step_cost.unprofiled", "nothing to count");
+  refused_host(R"("step_cost": {"unprofiled": )" + count + R"(, "profiled": {"per_step_us": 1e400, "per_top_op_us": 1, "per_nested_op_us": 1, "per_enqueue_us": 1, "per_other_call_us": 1}})",
+               "top level.step_cost.profiled.per_step_us", "got inf");
+  refused_host(R"("step_cost": [1])", "top level.step_cost", "must be an object");
 }

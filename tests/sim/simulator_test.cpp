@@ -258,3 +258,97 @@ TEST_CASE("the profiler's slowdown is bounded per record: an idle stretch is not
   CHECK(recorded - kept > 6);
   CHECK(p.kept_share(0, 0, 0) == 1.0);
 }
+
+TEST_CASE("the step's record counts pull a forward step's host time into their band, and leave training steps and idle stretches", "[sim]") {
+  // 10 launches, each inside its own op record: 10 outermost ops and 10 enqueues, 150 us of host time.
+  Trace t = synthetic(10, 10, 5, 1, false);
+  for (int i = 0; i < 10; ++i) {
+    Operation op;
+    op.name = "aten::add";
+    op.start_us = t.calls[i].start_us - 5;
+    op.duration_us = 9;
+    t.ops.push_back(op);
+  }
+  const auto n = sim::step_counts(t);
+  CHECK(n.top_ops == 10);
+  CHECK(n.nested_ops == 0);
+  CHECK(n.enqueues == 10);
+  CHECK(n.other_calls == 0);
+  // Profiled, the host records 150 us; un-profiled such a step takes u us on the measured host: the estimate
+  // is the geometric mean of u and 150 x u / p.
+  auto cost = [](double u, double p) {
+    sim::StepCost c;
+    c.unprofiled = {0, u / 10, 0, 0, 0};
+    c.profiled = {0, p / 10, 0, 0, 0};
+    c.above = c.below = 0.2;
+    return c;
+  };
+  CHECK(cost(40, 160).host_us(n, 150) == Approx(std::sqrt(40 * 150 * 40 / 160.0)));
+  CHECK(cost(40, 20).host_us(n, 150) == Approx(std::sqrt(40 * 150.0)));  // the profiler never makes a step faster
+  sim::HostModel h;
+  h.step_cost = cost(40, 160);  // estimate 38.7 us: the recorded 150 is pulled to 46.5
+  auto p = sim::build_program(t, h);
+  CHECK(p.counted_host_us == Approx(std::sqrt(40 * 150 * 0.25)));
+  CHECK(p.host_us == Approx(1.2 * p.counted_host_us));
+  CHECK(p.count_scale == Approx(p.host_us / 150));
+  double by_type = 0;
+  for (const double x : p.by_type) by_type += x;
+  CHECK(by_type == Approx(p.host_us));  // Lin et al.'s overheads still add up
+  h.step_cost = cost(150, 150);  // estimate 150 us: within the band, left alone
+  CHECK(sim::build_program(t, h).host_us == Approx(150));
+  h.step_cost = cost(400, 400);  // estimate 245 us: raised to 0.8 x 245
+  CHECK(sim::build_program(t, h).host_us == Approx(0.8 * std::sqrt(400 * 150.0)));
+  h.speed_ratio = 0.5;  // on a host twice as fast, half of it
+  CHECK(sim::build_program(t, h).host_us == Approx(0.4 * std::sqrt(400 * 150.0)));
+  h.speed_ratio = 1;
+
+  // A long stretch with no record in it is the program's own work beyond the profiler's longest stall
+  // (ProfilerCost::max_stall_us): kept as recorded, out of the estimate; the rest is scaled.
+  Trace idle = t;
+  for (std::size_t i = 5; i < idle.calls.size(); ++i) idle.calls[i].start_us += 5000;
+  for (std::size_t i = 5; i < idle.ops.size(); ++i) idle.ops[i].start_us += 5000;
+  for (std::size_t i = 5; i < idle.kernels.size(); ++i) idle.kernels[i].start_us += 5000;
+  idle.step_duration_us += 5000;
+  h.step_cost = cost(40, 160);
+  const auto q = sim::build_program(idle, h);
+  const double program = 5005 - sim::ProfilerCost::max_stall_us;
+  // (the profiler's allowance of the stretch stays with the recorded time the estimate scales)
+  CHECK(q.counted_host_us == Approx(std::sqrt(40 * (150 + 5000 - program) * 0.25)));
+  CHECK(q.host_us == Approx(program + 1.2 * q.counted_host_us));
+
+  // A training step is not counted: its Python work that records nothing is not in the counts.
+  Trace train = t;
+  train.ops[9].name = "autograd::engine::evaluate_function: AddBackward0";
+  train.ops[9].backward = true;
+  CHECK_FALSE(sim::counted_step(train));
+  CHECK(sim::build_program(train, h).host_us == Approx(150));
+  // Nor a trace without records to count.
+  Trace bare = t;
+  bare.ops.clear();
+  CHECK(sim::build_program(bare, h).host_us == Approx(150));
+}
+
+TEST_CASE("the count is fitted by non-negative least squares", "[sim]") {
+  // y = 2 a + 3 b exactly, and a column that would want a negative coefficient is dropped.
+  std::vector<std::array<double, 3>> x;
+  std::vector<double> y;
+  for (int i = 1; i <= 6; ++i) {
+    const double a = i, b = 7 - i;
+    x.push_back({a, b, 0.0});
+    y.push_back(2 * a + 3 * b);
+  }
+  auto b = sim::nonnegative_least_squares(x, y);
+  REQUIRE(b);
+  CHECK((*b)[0] == Approx(2));
+  CHECK((*b)[1] == Approx(3));
+  CHECK((*b)[2] == 0);
+  for (std::size_t i = 0; i < y.size(); ++i) {  // y = 2 a + 3 b - c would fit exactly with c < 0: c is pinned to 0
+    x[i][2] = x[i][0] * x[i][0];
+    y[i] = 2 * x[i][0] + 3 * x[i][1] - x[i][2];
+  }
+  b = sim::nonnegative_least_squares(x, y);
+  REQUIRE(b);
+  CHECK((*b)[0] >= 0);
+  CHECK((*b)[1] >= 0);
+  CHECK((*b)[2] == 0);
+}

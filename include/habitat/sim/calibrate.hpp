@@ -5,7 +5,9 @@
 // measurements (mean absolute relative error): coarse grid, then Nelder-Mead.
 #include <boost/json.hpp>
 
+#include <array>
 #include <cmath>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -64,18 +66,20 @@ struct CalibrationCase {
 };
 
 // Replayed un-profiled iteration of the origin itself (recorded kernel times, same host).
-[[nodiscard]] inline double replayed_us(const Trace& t, const ProfilerCost& cost) {
+[[nodiscard]] inline double replayed_us(const Trace& t, const ProfilerCost& cost, const std::optional<StepCost>& count = {}) {
   HostModel h;
   h.profiler = cost;
+  h.step_cost = count;
   std::vector<double> d;
   d.reserve(t.kernels.size());
   for (const auto& k : t.kernels) d.push_back(k.duration_us);
   return simulate(t, build_program(t, h), d).period_us;
 }
 
-[[nodiscard]] inline double mean_abs_error(const std::vector<CalibrationCase>& cases, const ProfilerCost& cost) {
+[[nodiscard]] inline double mean_abs_error(const std::vector<CalibrationCase>& cases, const ProfilerCost& cost,
+                                           const std::optional<StepCost>& count = {}) {
   double e = 0;
-  for (const auto& c : cases) e += std::abs(replayed_us(*c.trace, cost) / c.measured_us - 1);
+  for (const auto& c : cases) e += std::abs(replayed_us(*c.trace, cost, count) / c.measured_us - 1);
   return cases.empty() ? 0 : e / static_cast<double>(cases.size());
 }
 
@@ -84,19 +88,97 @@ struct CalibrationFit {
   double mean_abs_error = 0;
 };
 
-[[nodiscard]] inline CalibrationFit fit_profiler_cost(const std::vector<CalibrationCase>& cases) {
-  CalibrationFit best{{}, mean_abs_error(cases, {})};
+[[nodiscard]] inline CalibrationFit fit_profiler_cost(const std::vector<CalibrationCase>& cases, const std::optional<StepCost>& count = {}) {
+  CalibrationFit best{{}, mean_abs_error(cases, {}, count)};
   for (double slow = 1.0; slow <= 2.0 + 1e-9; slow += 0.1)
     for (double op = 0; op <= 4 + 1e-9; op += 0.5)
       for (double call = 0; call <= 4 + 1e-9; call += 1.0) {
         const ProfilerCost c{op, call, slow};
-        if (const double e = mean_abs_error(cases, c); e < best.mean_abs_error) best = {c, e};
+        if (const double e = mean_abs_error(cases, c, count); e < best.mean_abs_error) best = {c, e};
       }
   auto clamp = [](const std::vector<double>& x) { return ProfilerCost{std::max(0.0, x[0]), std::max(0.0, x[1]), std::max(1.0, x[2])}; };
-  const auto x = habitat::detail::nelder_mead([&](const std::vector<double>& v) { return mean_abs_error(cases, clamp(v)); },
+  const auto x = habitat::detail::nelder_mead([&](const std::vector<double>& v) { return mean_abs_error(cases, clamp(v), count); },
                                               {best.cost.per_op_us, best.cost.per_call_us, best.cost.slowdown}, 0.25, 60);
-  if (const double e = mean_abs_error(cases, clamp(x)); e < best.mean_abs_error) best = {clamp(x), e};
+  if (const double e = mean_abs_error(cases, clamp(x), count); e < best.mean_abs_error) best = {clamp(x), e};
   return best;
+}
+
+// A step is host-bound enough to inform the count when its kernels fill less than this share of its
+// measured time.
+inline constexpr double count_fit_gpu_share = 0.5;
+
+// Non-negative least squares of y on the columns of x, small and dense: ordinary least squares over the
+// active columns by the normal equations (Gaussian elimination, partial pivoting); a negative coefficient
+// leaves the active set and the rest are refitted.
+template <std::size_t N>
+[[nodiscard]] inline std::optional<std::array<double, N>> nonnegative_least_squares(const std::vector<std::array<double, N>>& x,
+                                                                                    const std::vector<double>& y) {
+  std::array<bool, N> on;
+  on.fill(true);
+  std::array<double, N> b{};
+  for (std::size_t round = 0; round <= N; ++round) {
+    std::array<std::array<double, N + 1>, N> m{};
+    for (std::size_t r = 0; r < x.size(); ++r)
+      for (std::size_t i = 0; i < N; ++i) {
+        for (std::size_t j = 0; j < N; ++j) m[i][j] += x[r][i] * x[r][j];
+        m[i][N] += x[r][i] * y[r];
+      }
+    for (std::size_t i = 0; i < N; ++i)
+      if (!on[i] || m[i][i] == 0) {  // an inactive or never-seen column: pinned to 0
+        on[i] = false;
+        m[i].fill(0);
+        for (std::size_t j = 0; j < N; ++j) m[j][i] = 0;
+        m[i][i] = 1;
+      }
+    for (std::size_t c = 0; c < N; ++c) {
+      std::size_t piv = c;
+      for (std::size_t r = c + 1; r < N; ++r)
+        if (std::abs(m[r][c]) > std::abs(m[piv][c])) piv = r;
+      std::swap(m[c], m[piv]);
+      if (std::abs(m[c][c]) < 1e-300) return std::nullopt;
+      for (std::size_t r = 0; r < N; ++r)
+        if (r != c) {
+          const double f = m[r][c] / m[c][c];
+          for (std::size_t k = c; k <= N; ++k) m[r][k] -= f * m[c][k];
+        }
+    }
+    bool negative = false;
+    for (std::size_t i = 0; i < N; ++i) {
+      b[i] = on[i] ? m[i][N] / m[i][i] : 0;
+      if (b[i] < 0) on[i] = false, negative = true;
+    }
+    if (!negative) return b;
+  }
+  return std::nullopt;
+}
+
+[[nodiscard]] inline bool informs_count(const CalibrationCase& c) {
+  return counted_step(*c.trace) && c.trace->gpu_busy_us() < count_fit_gpu_share * c.measured_us;
+}
+
+// The two counts of StepCost fitted on the host-bound forward-only cases: non-negative least squares of
+// the measured (un-profiled) time and of the recorded host time on the record counts, relative (each case
+// weighted by 1 / its time, so that 20 us steps count as much as 20 ms ones).
+[[nodiscard]] inline std::optional<StepCost> fit_step_cost(const std::vector<CalibrationCase>& cases) {
+  std::vector<std::array<double, 5>> xu, xp;
+  std::vector<double> y;
+  for (const auto& c : cases) {
+    if (!informs_count(c)) continue;
+    const StepCounts n = step_counts(*c.trace);
+    const std::array<double, 5> row{1, n.top_ops, n.nested_ops, n.enqueues, n.other_calls};
+    const double recorded = build_program(*c.trace, {}).recorded_host_us;
+    if (!(recorded > 0)) continue;
+    std::array<double, 5> u, p;
+    for (std::size_t i = 0; i < 5; ++i) u[i] = row[i] / c.measured_us, p[i] = row[i] / recorded;
+    xu.push_back(u);
+    xp.push_back(p);
+    y.push_back(1.0);
+  }
+  if (y.size() < 8) return std::nullopt;
+  const auto u = nonnegative_least_squares(xu, y), p = nonnegative_least_squares(xp, y);
+  if (!u || !p) return std::nullopt;
+  auto count = [](const std::array<double, 5>& b) { return RecordCount{b[0], b[1], b[2], b[3], b[4]}; };
+  return StepCost{count(*u), count(*p)};
 }
 
 }  // namespace habitat::sim

@@ -40,6 +40,8 @@ struct OriginTimeline {
   double profiled_step_us = 0;   // the step as recorded, profiler overhead included
   double profiler_cost_us = 0;   // what the profiler added to this step's host time
   std::string host;
+  double counted_host_us = 0;    // the host time its record counts imply, where counted (a forward-only step)
+  double count_scale = 1;        // what the counts made of the simulator's estimate (1: it stood)
 };
 
 [[nodiscard]] inline OriginTimeline origin_timeline(const Trace& t, const HostModel& own_host, const SimOptions& opt = {}) {
@@ -47,7 +49,8 @@ struct OriginTimeline {
   std::vector<double> d;
   d.reserve(t.kernels.size());
   for (const auto& k : t.kernels) d.push_back(k.duration_us);
-  OriginTimeline o{simulate(t, program, d, opt), t.iteration_us(), std::max(0.0, program.recorded_host_us - program.host_us), own_host.runs_on};
+  OriginTimeline o{simulate(t, program, d, opt), t.iteration_us(), std::max(0.0, program.recorded_host_us - program.host_us), own_host.runs_on,
+                   program.counted_host_us, program.count_scale};
   return o;
 }
 

@@ -2,6 +2,8 @@
 // How the host's time in a trace becomes the host time of an un-profiled step on (possibly) another host:
 // the profiler's cost per record is removed, then the rest is scaled by the two hosts' speed.
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct ProfilerCost {
   // prediction (25 us per record would: 0.1-0.9 points of iteration error), and stops a Triton trace of 3
   // operations in 8 s losing 5.2 s.
   static constexpr double max_slowdown_us_per_record = 500;
+  // The longest stretch without a record the profiler itself was seen to take: a 0.77 ms stall before the
+  // first operation of a 70 us step (fixtures/steps/h100/op_where_4k). Beyond it, a stretch is the
+  // program's own work (a sleep, Python between operations), which no count of records knows.
+  static constexpr double max_stall_us = 1000;
 
   // The share of a recorded host stretch left without the profiler: its records' costs removed (never below
   // a tenth of the stretch), then the slowdown, bounded per record.
@@ -32,8 +38,49 @@ struct ProfilerCost {
   }
 };
 
+// What a step records, for the count below.
+struct StepCounts {
+  double top_ops = 0;       // outermost operation records (a Python call each)
+  double nested_ops = 0;    // records inside another (dispatch below a Python call)
+  double enqueues = 0, other_calls = 0;   // runtime calls that enqueue GPU work (launches, copies, fills), and the rest
+};
+
+// A host time as a linear count of a step's records: a constant per step plus a cost per record of each kind.
+struct RecordCount {
+  double per_step_us = 0, per_top_op_us = 0, per_nested_op_us = 0, per_enqueue_us = 0, per_other_call_us = 0;
+  [[nodiscard]] double at(const StepCounts& c) const {
+    return per_step_us + per_top_op_us * c.top_ops + per_nested_op_us * c.nested_ops + per_enqueue_us * c.enqueues +
+           per_other_call_us * c.other_calls;
+  }
+};
+
+// The un-profiled host time of a forward-only step from what it records: two counts fitted on the same
+// steps of a measured host (fixtures/steps/: 144 steps of 10 us to 100 ms, profiled and timed un-profiled;
+// habitat-calibrate-host), one of the un-profiled time, one of the profiled. The un-profiled count is the
+// measured host's time for such a step; the step's recorded time times the counts' ratio is this trace's
+// host's (a host 30% faster records 30% shorter stretches; the profiler's step bookkeeping, about 100 us
+// and most of a 20 us step's record, sits in the profiled count's constant), but one profiled sample can be
+// far off (a 0.77 ms stall in a 70 us step). Their geometric mean weighs the two alike: on a second H100
+// machine 30% faster than the one fitted, 21% / 33% / 15% mean error for operators under 0.1 ms / forward
+// steps of 0.1-1 ms / of 1-10 ms, against 37 / 45 / 27% for the count alone and 22 / 26 / 12% for the
+// ratio alone, which on the fitted machine was 39 / 32 / 31% (the mean: 20 / 23 / 23%). The simulator's
+// own estimate stands within [1 - below, 1 + above] of this one and is pulled to that edge beyond it.
+// Training steps are not counted: their Python work that records nothing (zero_grad, the optimizer's
+// loops, backward()'s entry) left counts 20-40% short on small ones.
+struct StepCost {
+  RecordCount unprofiled, profiled;
+  double above = 0.15, below = 0.15;
+  // The un-profiled host time of a step that recorded `recorded_us` of host time with these counts.
+  [[nodiscard]] double host_us(const StepCounts& c, double recorded_us) const {
+    const double p = profiled.at(c), u = unprofiled.at(c);
+    if (!(p > 0) || !(u > 0) || !(recorded_us > 0)) return 0;
+    return std::sqrt(u * recorded_us * std::min(1.0, u / p));
+  }
+};
+
 struct HostModel {
   ProfilerCost profiler;     // removed from the recorded host time
+  std::optional<StepCost> step_cost;  // the recording host's bottom-up count, where measured
   double speed_ratio = 1;    // destination host time / recording host time, for the same work
   double blocking_call_us = 5;  // host cost of a synchronizing call apart from its wait
   std::string recorded_on = "unknown host", runs_on = "unknown host";

@@ -35,6 +35,7 @@ struct HostProfile {
   std::map<std::string, double, std::less<>> per_op_us;  // by host_speed_keys entry
   std::optional<ProfilerCost> profiler;
   std::string profiler_method;
+  std::optional<StepCost> step_cost;
 };
 
 [[nodiscard]] inline HostProfile parse_host_profile(const boost::json::value& v, const habitat::detail::JsonPlace& at) {
@@ -62,6 +63,27 @@ struct HostProfile {
     const double slowdown = habitat::detail::opt_number_in(po, "slowdown", pat, {1, 10}).value_or(1.0);
     h.profiler = ProfilerCost{op, call, slowdown};
     h.profiler_method = habitat::detail::opt_string(po, "method", pat).value_or("");
+  }
+  if (const auto* p = o.if_contains("step_cost"); p && !p->is_null()) {
+    const habitat::detail::JsonPlace pat{at.file, at.place + ".step_cost"};
+    if (!p->is_object()) throw make_error(at.file, pat.place, "must be an object");
+    const auto& po = p->get_object();
+    constexpr habitat::detail::Range cost{0, 1e4, "microseconds"};
+    StepCost c;
+    for (auto [key, count] : {std::pair{"unprofiled", &c.unprofiled}, {"profiled", &c.profiled}}) {
+      const auto* q = po.if_contains(key);
+      const habitat::detail::JsonPlace qat{at.file, pat.place + "." + key};
+      if (!q || !q->is_object()) throw make_error(at.file, qat.place, "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us)");
+      const auto& qo = q->get_object();
+      *count = {habitat::detail::number_in(qo, "per_step_us", qat, cost), habitat::detail::number_in(qo, "per_top_op_us", qat, cost),
+                habitat::detail::number_in(qo, "per_nested_op_us", qat, cost), habitat::detail::number_in(qo, "per_enqueue_us", qat, cost),
+                habitat::detail::number_in(qo, "per_other_call_us", qat, cost)};
+      if (!(count->per_step_us + count->per_top_op_us + count->per_enqueue_us > 0))
+        throw make_error(at.file, qat.place, "per_step_us, per_top_op_us and per_enqueue_us are all 0: nothing to count");
+    }
+    c.above = habitat::detail::opt_number_in(po, "above", pat, {0, 10, "share"}).value_or(c.above);
+    c.below = habitat::detail::opt_number_in(po, "below", pat, {0, 1, "share"}).value_or(c.below);
+    h.step_cost = c;
   }
   return h;
 }
@@ -163,6 +185,7 @@ struct HostChoice {
   if (rec) m.recorded_on = rec->name;
   if (run) m.runs_on = run->name;
 
+  if (rec) m.step_cost = rec->step_cost;
   if (rec && rec->profiler) {
     m.profiler = *rec->profiler;
   } else if (auto typical = reg.typical_profiler_cost()) {

@@ -28,6 +28,8 @@ struct HostItem {
   int call = -1;         // index into Trace::calls; -1 for a launch assumed where the trace has no calls
   bool blocking = false;
   bool device_wide = false;  // a synchronization waits for all GPU work; a blocking copy for its own
+  double unrecorded_us = 0;  // of work_us: the program's own work in a long stretch with no record (not counted)
+  double unrecorded_recorded_us = 0;  // the same as recorded
   std::vector<int> kernels;  // GPU work it enqueues, in GPU order
   HostTimes by_type{};
 };
@@ -41,6 +43,8 @@ struct StepProgram {
   double wait_latency_us = 0;     // from a kernel's end to the start of one on another stream that waited for it
   double recorded_host_us = 0;    // the step's host time as recorded (profiled)
   double host_us = 0;             // un-profiled, on the destination host, waits excluded
+  double counted_host_us = 0;     // the host time the step's record counts imply (StepCost; 0: not counted)
+  double count_scale = 1;         // what that made of the trace's host time (1: within its band)
   HostTimes by_type{};
   std::vector<std::string> assumptions;
   std::vector<char> comm;  // per kernel: a communication kernel (data parallelism); empty: none is
@@ -132,6 +136,54 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
 
 }  // namespace detail
 
+// What the step records, for the host's bottom-up count (StepCost): operations outermost and nested, and
+// runtime calls that enqueue GPU work and the rest.
+[[nodiscard]] inline StepCounts step_counts(const Trace& t) {
+  StepCounts c;
+  for (const auto& op : t.ops) (op.parent < 0 ? c.top_ops : c.nested_ops) += 1;
+  for (const auto& call : t.calls) {
+    const bool enqueues = call.kind == HostCallKind::launch || call.kind == HostCallKind::graph_launch ||
+                          call.kind == HostCallKind::memcpy || call.kind == HostCallKind::memset;
+    (enqueues ? c.enqueues : c.other_calls) += 1;
+  }
+  return c;
+}
+
+// A step the host's count applies to: forward only (no backward operation), with operations and runtime
+// calls (the injected tracker's kernels alone have no records to count).
+[[nodiscard]] inline bool counted_step(const Trace& t) {
+  return !t.ops.empty() && !t.calls.empty() && std::none_of(t.ops.begin(), t.ops.end(), [](const Operation& op) { return op.backward; });
+}
+
+namespace detail {
+
+// Pulls the program's host time into the band around the counts' estimate (StepCost), scaling every
+// stretch alike but those without a record (a sleep, input loading: time no count knows of, kept as
+// recorded).
+inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& counts, double speed_ratio) {
+  double kept = 0, kept_recorded = 0;  // host time in stretches without records
+  for (const auto& item : p.items) kept += item.unrecorded_us, kept_recorded += item.unrecorded_recorded_us;
+  const double counted = cost.host_us(counts, p.recorded_host_us - kept_recorded) * speed_ratio;
+  const double own = p.host_us - kept;
+  if (!(counted > 0) || !(own > 0)) return;
+  p.counted_host_us = counted;
+  const double f = std::clamp(own, (1 - cost.below) * counted, (1 + cost.above) * counted) / own;
+  if (f == 1) return;
+  p.count_scale = f;
+  for (auto& item : p.items) {
+    const double before = item.work_us + item.call_us;
+    item.work_us = item.unrecorded_us + f * (item.work_us - item.unrecorded_us);
+    item.call_us *= f;
+    for (double& x : item.by_type) x *= before > 0 ? (item.work_us + item.call_us) / before : 1;
+  }
+  p.tail_us *= f;
+  const double after = kept + f * own;
+  for (double& x : p.by_type) x *= after / p.host_us;  // Lin et al.'s kinds still add up to the host time
+  p.host_us = after;
+}
+
+}  // namespace detail
+
 [[nodiscard]] inline StepProgram build_program(const Trace& t, const HostModel& host) {
   StepProgram p;
   p.assumptions = host.assumptions;
@@ -182,14 +234,20 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
     const double own = std::max(0.0, start + dur - std::max(start, cursor));
     const double busy = item.blocking ? std::min(own, host.blocking_call_us) : own;
     const double recorded = gap + busy;
-    const double records = records_in(cursor, start);
-    const double cost = host.profiler.per_op_us * records + (costs_a_call ? host.profiler.per_call_us : 0.0);
-    const double kept = host.profiler.kept_share(recorded, cost, records + (costs_a_call ? 1 : 0));
+    const double n_records = records_in(cursor, start);
+    const double cost = host.profiler.per_op_us * n_records + (costs_a_call ? host.profiler.per_call_us : 0.0);
+    const double kept = host.profiler.kept_share(recorded, cost, n_records + (costs_a_call ? 1 : 0));
     const double scale = kept * host.speed_ratio;
     const int top = top_level_op(t, op);
     detail::classify_gap(t, before_op, top, cursor, start, scale, item.by_type);
     item.work_us = gap * scale;
     item.call_us = busy * scale;
+    // The stretch before the first record in the gap, beyond what the profiler's own stalls take, is the
+    // program's work.
+    const auto first_record = std::lower_bound(records.begin(), records.end(), cursor);
+    const double lead = first_record != records.end() && *first_record <= start ? *first_record - cursor : gap;
+    item.unrecorded_recorded_us = std::max(0.0, std::min(lead, gap) - ProfilerCost::max_stall_us);
+    item.unrecorded_us = item.unrecorded_recorded_us * scale;
     item.by_type[static_cast<int>(HostTime::launch_call)] += item.call_us;
     p.recorded_host_us += recorded;
     cursor = std::max(cursor, start + dur);
@@ -235,6 +293,7 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
     for (int k = 0; k < 5; ++k) p.by_type[k] += item.by_type[k];
   p.host_us = p.tail_us;
   for (const auto& item : p.items) p.host_us += item.work_us + item.call_us;
+  if (host.step_cost && counted_step(t)) detail::apply_count(p, *host.step_cost, step_counts(t), host.speed_ratio);
   return p;
 }
 
