@@ -352,3 +352,20 @@ TEST_CASE("the count is fitted by non-negative least squares", "[sim]") {
   CHECK((*b)[1] >= 0);
   CHECK((*b)[2] == 0);
 }
+
+TEST_CASE("the origin says whether its step trains or only runs forward", "[sim]") {
+  Trace t = synthetic(3, 10, 5, 1, false);
+  CHECK(sim::step_kind(t).empty());  // no operations: nothing to tell
+  Operation op;
+  op.name = "aten::add";
+  op.start_us = 1;
+  op.duration_us = 2;
+  t.ops.push_back(op);
+  CHECK(sim::step_kind(t) == "forward-only");
+  CHECK(sim::origin_timeline(t, {}).step_kind == "forward-only");
+  op.name = "autograd::engine::evaluate_function: AddBackward0";
+  op.backward = true;
+  t.ops.push_back(op);
+  CHECK(sim::step_kind(t) == "training");
+  CHECK(sim::origin_timeline(t, {}).step_kind == "training");
+}

@@ -137,6 +137,7 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
   if (o.simulated) {
     origin["profiled_step_ms"] = o.simulated->profiled_step_us / 1e3;
     origin["profiler_cost_ms"] = o.simulated->profiler_cost_us / 1e3;
+    if (!o.simulated->step_kind.empty()) origin["step_kind"] = o.simulated->step_kind;
     if (o.simulated->counted_host_us > 0) {
       origin["counted_host_ms"] = o.simulated->counted_host_us / 1e3;
       origin["count_scale"] = o.simulated->count_scale;
@@ -207,10 +208,10 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
     const auto& s = *o.simulated;
     os << ", GPU busy " << fmt("%.3f", s.timeline.gpu_busy_us / 1e3) << " ms, host " << fmt("%.3f", s.timeline.host_us / 1e3) << " ms: "
        << s.timeline.verdict() << " (host " << s.host << ")\n"
-       << "  un-profiled, simulated; the profiled step took " << fmt("%.3f", s.profiled_step_us / 1e3) << " ms, of which the profiler's host cost "
+       << "  un-profiled, simulated" << (s.step_kind.empty() ? "" : ", a " + s.step_kind + " step") << "; the profiled step took " << fmt("%.3f", s.profiled_step_us / 1e3) << " ms, of which the profiler's host cost "
        << fmt("%.3f", s.profiler_cost_us / 1e3) << " ms";
     if (s.count_scale != 1)
-      os << "\n  a forward-only step: its records imply " << fmt("%.3f", s.counted_host_us / 1e3) << " ms of host time un-profiled, so the "
+      os << "\n  its records imply " << fmt("%.3f", s.counted_host_us / 1e3) << " ms of host time un-profiled, so the "
          << "simulated host time was scaled by " << fmt("%.2f", s.count_scale) << " to within its host profile's band of that (one profiled sample of a short step is mostly the "
          << "profiler's own bookkeeping)";
   }

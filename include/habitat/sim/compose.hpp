@@ -2,6 +2,7 @@
 // Composing the timeline: a trace's predicted kernel times replayed with the destination's host, giving
 // the iteration time a user would measure, the GPU's busy time, what bounds the step, and throughput.
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "habitat/predict/predicted_trace.hpp"
@@ -42,6 +43,7 @@ struct OriginTimeline {
   std::string host;
   double counted_host_us = 0;    // the host time its record counts imply, where counted (a forward-only step)
   double count_scale = 1;        // what the counts made of the simulator's estimate (1: it stood)
+  std::string step_kind;         // "training", "forward-only" or "" (no operations to tell)
 };
 
 [[nodiscard]] inline OriginTimeline origin_timeline(const Trace& t, const HostModel& own_host, const SimOptions& opt = {}) {
@@ -50,7 +52,7 @@ struct OriginTimeline {
   d.reserve(t.kernels.size());
   for (const auto& k : t.kernels) d.push_back(k.duration_us);
   OriginTimeline o{simulate(t, program, d, opt), t.iteration_us(), std::max(0.0, program.recorded_host_us - program.host_us), own_host.runs_on,
-                   program.counted_host_us, program.count_scale};
+                   program.counted_host_us, program.count_scale, std::string(step_kind(t))};
   return o;
 }
 

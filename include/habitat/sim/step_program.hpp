@@ -149,11 +149,16 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
   return c;
 }
 
-// A step the host's count applies to: forward only (no backward operation), with operations and runtime
-// calls (the injected tracker's kernels alone have no records to count).
-[[nodiscard]] inline bool counted_step(const Trace& t) {
-  return !t.ops.empty() && !t.calls.empty() && std::none_of(t.ops.begin(), t.ops.end(), [](const Operation& op) { return op.backward; });
+// What the step does, as its operations show: "training" (a backward operation), "forward-only"
+// (inference, no_grad, inference_mode), or "" where the trace has no operations to tell.
+[[nodiscard]] inline std::string_view step_kind(const Trace& t) {
+  if (t.ops.empty()) return {};
+  return std::any_of(t.ops.begin(), t.ops.end(), [](const Operation& op) { return op.backward; }) ? "training" : "forward-only";
 }
+
+// A step the host's count applies to: forward only, with operations and runtime calls (the injected
+// tracker's kernels alone have no records to count).
+[[nodiscard]] inline bool counted_step(const Trace& t) { return !t.calls.empty() && step_kind(t) == "forward-only"; }
 
 namespace detail {
 
