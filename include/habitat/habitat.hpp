@@ -23,7 +23,7 @@
 #include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/predict/wave_scaling.hpp"
 #include "habitat/predict/waves.hpp"
-#include "habitat/report/evaluate.hpp"
+#include "habitat/studies/evaluate.hpp"
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/ddp.hpp"
 #include "habitat/sim/host_profile.hpp"

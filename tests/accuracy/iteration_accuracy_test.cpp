@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "habitat/report/iteration_study.hpp"
+#include "habitat/studies/iteration_study.hpp"
 #include "builtin_data.hpp"
 
 using namespace habitat;

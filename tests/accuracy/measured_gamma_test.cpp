@@ -11,7 +11,7 @@
 #include "habitat/kineto/reader.hpp"
 #include "habitat/metrics/attach.hpp"
 #include "habitat/metrics/metric_file.hpp"
-#include "habitat/report/gamma_study.hpp"
+#include "habitat/studies/gamma_study.hpp"
 
 using namespace habitat;
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "habitat/report/ddp_study.hpp"
+#include "habitat/studies/ddp_study.hpp"
 #include "builtin_data.hpp"
 
 using namespace habitat;

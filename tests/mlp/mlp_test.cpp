@@ -162,7 +162,7 @@ TEST_CASE("hybrid predictor covers the GEMMs and convolutions of a trace and is 
 TEST_CASE("trace operations map to model configurations from their recorded shapes", "[mlp]") {
   // BERT-like encoder, batch 16, sequence 256, width 768, FFN 3072 (fixtures/record/record_kineto.py).
   const Trace t = kineto::read_trace(test::fixture("h100", "encoder_fp32_b16"));
-  const auto qs = mlp::op_queries(t);
+  const auto qs = ops::op_queries(t);
   auto has = [&](ops::OpKind k, ops::Pass p, ops::Dims d) {
     for (const auto& q : qs)
       if (q && q->op == k && q->pass == p && q->dtype == ops::DataType::fp32 && q->dims == d) return true;
@@ -175,7 +175,7 @@ TEST_CASE("trace operations map to model configurations from their recorded shap
   // BF16 autocast traces map to the BF16 models.
   const Trace tb = kineto::read_trace(test::fixture("h100", "encoder_bf16_b32"));
   std::size_t bf16 = 0;
-  for (const auto& q : mlp::op_queries(tb)) bf16 += q && q->dtype == ops::DataType::bf16;
+  for (const auto& q : ops::op_queries(tb)) bf16 += q && q->dtype == ops::DataType::bf16;
   CHECK(bf16 > 50);
 }
 

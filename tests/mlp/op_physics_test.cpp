@@ -11,7 +11,7 @@
 
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_physics.hpp"
-#include "habitat/report/op_study.hpp"
+#include "habitat/studies/op_study.hpp"
 
 namespace fs = std::filesystem;
 using habitat::Catalog;

@@ -2,7 +2,7 @@
 // counter-free estimate does: both agree on attention causality and on the GEMM/convolution work.
 #include <catch2/catch.hpp>
 
-#include "habitat/mlp/trace_ops.hpp"
+#include "habitat/ops/trace_ops.hpp"
 #include "habitat/ops/op_schema.hpp"
 #include "habitat/predict/op_cost.hpp"
 
@@ -18,10 +18,10 @@ Operation op(std::string name, std::vector<TensorArg> inputs) {
   o.inputs = std::move(inputs);
   return o;
 }
-std::optional<mlp::OpQuery> query_of(Operation o) {
+std::optional<ops::OpQuery> query_of(Operation o) {
   Trace tr;
   tr.ops.push_back(std::move(o));
-  return mlp::op_queries(tr)[0];
+  return ops::op_queries(tr)[0];
 }
 // _scaled_dot_product_cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal,
 // return_debug_mask, *, scale)
@@ -120,7 +120,7 @@ TEST_CASE("every rule of both tables names only arguments its signature has", "[
     o.name = std::string(r.name);
     CHECK_NOTHROW(r.rule(o, ops::aten::signature(r.name)));
   }
-  for (const auto& r : mlp::trace_rules::rules()) {
+  for (const auto& r : ops::trace_rules::rules()) {
     INFO(std::string(r.name));
     REQUIRE(ops::aten::find_signature(r.name));
     Operation o = empty;

@@ -10,7 +10,7 @@
 #include "builtin_data.hpp"
 #include "fixtures.hpp"
 #include "habitat/report/scatter.hpp"
-#include "habitat/report/whatif_study.hpp"
+#include "habitat/studies/whatif_study.hpp"
 #include "habitat/kineto/reader.hpp"
 
 using namespace habitat;

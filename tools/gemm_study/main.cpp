@@ -12,8 +12,8 @@
 #include <map>
 
 #include "habitat/device/catalog.hpp"
-#include "habitat/report/gemm_study.hpp"
-#include "habitat/report/op_study.hpp"
+#include "habitat/studies/gemm_study.hpp"
+#include "habitat/studies/op_study.hpp"
 
 using namespace habitat;
 

@@ -10,7 +10,7 @@
 #include <iostream>
 
 #include "habitat/report/scatter.hpp"
-#include "habitat/report/whatif_study.hpp"
+#include "habitat/studies/whatif_study.hpp"
 
 using namespace habitat;
 

@@ -9,23 +9,14 @@
 #include <vector>
 
 #include "habitat/device/device.hpp"
+#include "habitat/ops/op_query.hpp"
 #include "habitat/ops/op_schema.hpp"
 #include "habitat/predict/roofline.hpp"
 
 namespace habitat::mlp {
 
-struct OpQuery {
-  ops::OpKind op;
-  ops::Pass pass = ops::Pass::forward;
-  ops::DataType dtype = ops::DataType::fp32;
-  ops::Dims dims{};
-};
-
-// Ops whose main kernels are matrix math (tensor cores in BF16), as opposed to the memory-bound ones.
-[[nodiscard]] constexpr bool gemm_like(ops::OpKind k) {
-  using ops::OpKind;
-  return k != OpKind::batch_norm && k != OpKind::layer_norm && k != OpKind::softmax && k != OpKind::elementwise;
-}
+using ops::gemm_like;
+using ops::OpQuery;
 
 // The peak the op's main kernels can reach: GEMM-like ops in BF16 use tensor cores; FP32
 // convolutions use TF32 where cuDNN allows it by default (PyTorch's allow_tf32 for cuDNN is on).

@@ -10,7 +10,7 @@
 
 #include "habitat/concepts.hpp"
 #include "habitat/mlp/op_model.hpp"
-#include "habitat/mlp/trace_ops.hpp"
+#include "habitat/ops/trace_ops.hpp"
 #include "habitat/predict/wave_scaling.hpp"
 
 namespace habitat::mlp {
@@ -34,7 +34,7 @@ class OriginPlan {
   OriginPlan(const ModelSet<B>& models, const Trace& t, const Device& origin) : origin_(&origin), ops_(t.ops.size()) {
     using Key = std::tuple<ops::Pass, ops::DataType, ops::Dims>;
     std::map<ops::OpKind, std::map<Key, Config>> distinct;
-    const auto queries = op_queries(t);
+    const auto queries = ops::op_queries(t);
     // GEMMs are left to the physics (roofline scaling and the tile model): the shipped linear/bmm MLPs
     // learned NeuSight's public rows with their N and K swapped (README, "Learned operation models").
     for (std::size_t i = 0; i < queries.size(); ++i)

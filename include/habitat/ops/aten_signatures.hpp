@@ -3,7 +3,7 @@
 // arguments positionally, in the order of its ATen schema (keyword-only arguments after the `*` keep
 // counting), so a rule that reads "is_causal" must know its position in that operation's schema. Both
 // the counter-free work estimate (predict/op_cost.hpp) and the learned models' configurations
-// (mlp/trace_ops.hpp) read positions through this table, by argument name, never by a literal index.
+// (ops/trace_ops.hpp) read positions through this table, by argument name, never by a literal index.
 //
 // Transcribed from pytorch/pytorch aten/src/ATen/native/native_functions.yaml (PyTorch 2.x, the
 // `- func:` line of each operation: argument names in order, types and defaults dropped).

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "habitat/concepts.hpp"
-#include "habitat/mlp/trace_ops.hpp"
+#include "habitat/ops/trace_ops.hpp"
 #include "habitat/predict/gemm_tile.hpp"
 #include "habitat/predict/gemm_tile_fit.hpp"
 #include "habitat/predict/kernel_work.hpp"
@@ -30,7 +30,7 @@ namespace habitat::gemm {
 // The GEMM each trace operation is (or sits in), as the tile model sees it; nothing for other operations.
 [[nodiscard]] inline std::vector<std::optional<Shape>> op_shapes(const Trace& t) {
   std::vector<std::optional<Shape>> out(t.ops.size());
-  const auto qs = mlp::op_queries(t);
+  const auto qs = ops::op_queries(t);
   for (std::size_t i = 0; i < qs.size(); ++i) {
     const auto& q = qs[i];
     if (!q || (q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)) continue;

@@ -15,6 +15,7 @@
 
 #include "habitat/ops/aten_signatures.hpp"
 #include "habitat/ops/dtype.hpp"
+#include "habitat/ops/op_args.hpp"
 #include "habitat/ops/work.hpp"
 #include "habitat/trace/trace.hpp"
 
@@ -32,45 +33,7 @@ struct OpCost {
 
 namespace cost {
 
-using ops::dtype_bytes;  // bytes per element of a profiler dtype name (ops/dtype.hpp)
 using ops::aten::Signature;
-
-[[nodiscard]] inline double numel(const std::vector<std::int64_t>& s) {
-  return s.empty() ? 0.0 : std::accumulate(s.begin(), s.end(), 1.0, [](double a, std::int64_t b) { return a * double(b); });
-}
-
-[[nodiscard]] inline double bytes_of(const TensorArg& t) { return numel(t.shape) * dtype_bytes(t.dtype); }
-
-[[nodiscard]] inline const TensorArg* arg(const Operation& op, std::size_t i) {
-  return i < op.inputs.size() && !op.inputs[i].shape.empty() ? &op.inputs[i] : nullptr;
-}
-
-// "[2, 2]" -> {2, 2}; "3" -> {3}; "" -> {}
-[[nodiscard]] inline std::vector<std::int64_t> ints(const Operation& op, std::size_t i) {
-  std::vector<std::int64_t> out;
-  if (i >= op.inputs.size()) return out;
-  const std::string& s = op.inputs[i].value;
-  std::int64_t cur = 0;
-  bool in = false, neg = false;
-  for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      cur = cur * 10 + (c - '0');
-      in = true;
-    } else if (c == '-') {
-      neg = true;
-    } else {
-      if (in) out.push_back(neg ? -cur : cur);
-      cur = 0;
-      in = neg = false;
-    }
-  }
-  if (in) out.push_back(neg ? -cur : cur);
-  return out;
-}
-
-[[nodiscard]] inline bool flag(const Operation& op, std::size_t i) {
-  return i < op.inputs.size() && (op.inputs[i].value == "True" || op.inputs[i].value == "1");
-}
 
 [[nodiscard]] inline double sum_input_bytes(const Operation& op) {
   double b = 0;
@@ -150,19 +113,6 @@ using ops::aten::Signature;
   return gemm(1, numel(x->shape) / std::max(k, 1.0), n, k, dtype_bytes(x->dtype), true, bias_bytes(op, g.bias));
 }
 
-[[nodiscard]] inline std::int64_t at_or(const std::vector<std::int64_t>& v, std::size_t i, std::int64_t dflt) {
-  if (v.empty()) return dflt;
-  return i < v.size() ? v[i] : v.back();
-}
-
-[[nodiscard]] inline bool conv_transposed(const Operation& op, const ops::aten::ConvArgs& ca) {
-  return ca.always_transposed || (ca.transposed && flag(op, *ca.transposed));
-}
-
-[[nodiscard]] inline std::vector<std::int64_t> ints_or_none(const Operation& op, std::optional<std::size_t> at) {
-  return at ? ints(op, *at) : std::vector<std::int64_t>{};
-}
-
 // Grouped convolutions (depthwise among them) run on CUDA cores whatever the precision allows; the rest are
 // implicit GEMMs on the datapath the precision allows.
 [[nodiscard]] inline MathFamily conv_family(const Operation& op, const ops::aten::ConvArgs& ca, const Signature& sig) {
@@ -213,13 +163,6 @@ using ops::aten::Signature;
   const double one = 2 * double(gy->shape[0]) * numel(w->shape) * pixels;
   const double grads = mask.size() >= 2 ? double(mask[0] + mask[1]) : 2.0;
   return {one * std::max(grads, 1.0), bytes_of(*gy) + 2 * bytes_of(*x) + 2 * bytes_of(*w), true, conv_family(op, ca, sig)};
-}
-
-// Whether an attention op masks causally: its is_causal flag, or a non-zero custom_mask_type.
-[[nodiscard]] inline bool attention_causal(const Operation& op, const ops::aten::AttentionArgs& aa) {
-  if (aa.is_causal) return flag(op, *aa.is_causal);
-  if (aa.custom_mask_type) return at_or(ints(op, *aa.custom_mask_type), 0, 0) != 0;
-  return false;
 }
 
 // Attention over q[B,H,L,D], k[B,H,S,D], v[B,H,S,Dv]: QK^T and PV (x2.5 for the backward pass, which

@@ -11,8 +11,8 @@
 
 #include "habitat/detail/json_text.hpp"
 #include "habitat/detail/csv.hpp"
-#include "habitat/report/evaluate.hpp"
-#include "habitat/report/gamma_study.hpp"
+#include "habitat/studies/evaluate.hpp"
+#include "habitat/studies/gamma_study.hpp"
 #include "habitat/report/whatif_summary.hpp"
 #include "habitat/sim/compose.hpp"
 

@@ -18,7 +18,7 @@
 #include "habitat/detail/quantile.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_physics.hpp"
-#include "habitat/report/study_data.hpp"
+#include "habitat/studies/study_data.hpp"
 
 namespace habitat::opstudy {
 

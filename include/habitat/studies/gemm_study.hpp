@@ -16,7 +16,7 @@
 #include "habitat/detail/quantile.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/predict/gemm_tile.hpp"
-#include "habitat/report/study_data.hpp"
+#include "habitat/studies/study_data.hpp"
 
 namespace habitat::gemm {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Which operations of a trace a learned model covers, and their configurations, read from the shapes
-// the profiler recorded. GEMMs are matched at the primitive (mm, addmm, bmm), so the GEMMs of a
+// the profiler recorded (below both predict/, whose tile model reads GEMM shapes here, and mlp/). GEMMs are matched at the primitive (mm, addmm, bmm), so the GEMMs of a
 // backward pass are predicted by their own shapes; convolution, normalization, attention and LSTM
 // backward ops map to the model's backward pass.
 #include <cmath>
@@ -8,13 +8,13 @@
 #include <string_view>
 #include <vector>
 
-#include "habitat/mlp/features.hpp"
 #include "habitat/ops/aten_signatures.hpp"
 #include "habitat/ops/dtype.hpp"
-#include "habitat/predict/op_cost.hpp"
+#include "habitat/ops/op_args.hpp"
+#include "habitat/ops/op_query.hpp"
 #include "habitat/trace/trace.hpp"
 
-namespace habitat::mlp {
+namespace habitat::ops {
 
 namespace trace_rules {
 
@@ -155,4 +155,4 @@ inline const std::vector<Rule>& rules() {
   return out;
 }
 
-}  // namespace habitat::mlp
+}  // namespace habitat::ops

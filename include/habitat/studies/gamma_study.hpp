@@ -8,7 +8,7 @@
 
 #include "habitat/predict/predicted_trace.hpp"
 #include "habitat/predict/wave_scaling.hpp"
-#include "habitat/report/evaluate.hpp"
+#include "habitat/studies/evaluate.hpp"
 
 namespace habitat {
 

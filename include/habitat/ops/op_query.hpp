@@ -1,0 +1,21 @@
+#pragma once
+// One configuration of an operation the models know (its kind, pass, precision and dimensions, as the
+// schema of ops/op_schema.hpp names them): what a trace operation is read as (ops/trace_ops.hpp), what a
+// learned model or the physics answer is asked about (mlp/).
+#include "habitat/ops/op_schema.hpp"
+
+namespace habitat::ops {
+
+struct OpQuery {
+  OpKind op;
+  Pass pass = Pass::forward;
+  DataType dtype = DataType::fp32;
+  Dims dims{};
+};
+
+// Ops whose main kernels are matrix math (tensor cores in BF16), as opposed to the memory-bound ones.
+[[nodiscard]] constexpr bool gemm_like(OpKind k) {
+  return k != OpKind::batch_norm && k != OpKind::layer_norm && k != OpKind::softmax && k != OpKind::elementwise;
+}
+
+}  // namespace habitat::ops
