@@ -316,6 +316,12 @@ TEST_CASE("the step's record counts pull a forward step's host time into their b
   CHECK(q.counted_host_us == Approx(std::sqrt(40 * (150 + 5000 - program) * 0.25)));
   CHECK(q.host_us == Approx(program + 1.2 * q.counted_host_us));
 
+  // The same at the end of the step: a record-free tail is the program's own beyond the profiler's stall.
+  Trace tail = t;
+  tail.step_duration_us += 5000;
+  const auto r = sim::build_program(tail, h);
+  CHECK(r.host_us == Approx(5000 - sim::ProfilerCost::max_stall_us + 1.2 * r.counted_host_us));
+
   // A training step is not counted: its Python work that records nothing is not in the counts.
   Trace train = t;
   train.ops[9].name = "autograd::engine::evaluate_function: AddBackward0";

@@ -37,6 +37,7 @@ struct HostItem {
 struct StepProgram {
   std::vector<HostItem> items;
   double tail_us = 0;             // host work after the last call, to the end of the step
+  double tail_unrecorded_us = 0, tail_unrecorded_recorded_us = 0;  // of it, as HostItem's unrecorded_us
   std::vector<std::vector<int>> waits_for;  // per kernel: kernels on other streams it started after (-1: the previous step)
   double launch_latency_us = 0;   // from a launch call's return to its kernel's start on an idle stream
   double queue_gap_us = 0;        // between back-to-back kernels of one stream
@@ -166,7 +167,7 @@ namespace detail {
 // stretch alike but those without a record (a sleep, input loading: time no count knows of, kept as
 // recorded).
 inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& counts, double speed_ratio) {
-  double kept = 0, kept_recorded = 0;  // host time in stretches without records
+  double kept = p.tail_unrecorded_us, kept_recorded = p.tail_unrecorded_recorded_us;  // host time in stretches without records
   for (const auto& item : p.items) kept += item.unrecorded_us, kept_recorded += item.unrecorded_recorded_us;
   const double counted = cost.host_us(counts, p.recorded_host_us - kept_recorded) * speed_ratio;
   const double own = p.host_us - kept;
@@ -181,7 +182,7 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
     item.call_us *= f;
     for (double& x : item.by_type) x *= before > 0 ? (item.work_us + item.call_us) / before : 1;
   }
-  p.tail_us *= f;
+  p.tail_us = p.tail_unrecorded_us + f * (p.tail_us - p.tail_unrecorded_us);
   const double after = kept + f * own;
   for (double& x : p.by_type) x *= after / p.host_us;  // Lin et al.'s kinds still add up to the host time
   p.host_us = after;
@@ -230,6 +231,13 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
   auto records_in = [&](double from, double to) {
     return static_cast<double>(std::upper_bound(records.begin(), records.end(), to) - std::lower_bound(records.begin(), records.end(), from));
   };
+  // The stretch of [from, to] before its first record, beyond what the profiler's own stalls take: the
+  // program's work (StepCost leaves it as recorded).
+  auto unrecorded_in = [&](double from, double to) {
+    const auto first = std::lower_bound(records.begin(), records.end(), from);
+    const double lead = first != records.end() && *first <= to ? *first - from : to - from;
+    return std::max(0.0, lead - ProfilerCost::max_stall_us);
+  };
 
   const double lo = t.step_start_us, hi = t.step_start_us + t.step_duration_us;
   double cursor = lo;
@@ -247,11 +255,7 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
     detail::classify_gap(t, before_op, top, cursor, start, scale, item.by_type);
     item.work_us = gap * scale;
     item.call_us = busy * scale;
-    // The stretch before the first record in the gap, beyond what the profiler's own stalls take, is the
-    // program's work.
-    const auto first_record = std::lower_bound(records.begin(), records.end(), cursor);
-    const double lead = first_record != records.end() && *first_record <= start ? *first_record - cursor : gap;
-    item.unrecorded_recorded_us = std::max(0.0, std::min(lead, gap) - ProfilerCost::max_stall_us);
+    item.unrecorded_recorded_us = unrecorded_in(cursor, start);
     item.unrecorded_us = item.unrecorded_recorded_us * scale;
     item.by_type[static_cast<int>(HostTime::launch_call)] += item.call_us;
     p.recorded_host_us += recorded;
@@ -291,6 +295,8 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
     const double records = records_in(cursor, hi);
     const double kept = host.profiler.kept_share(gap, host.profiler.per_op_us * records, records);
     p.tail_us = gap * kept * host.speed_ratio;
+    p.tail_unrecorded_recorded_us = unrecorded_in(cursor, std::max(cursor, hi));
+    p.tail_unrecorded_us = p.tail_unrecorded_recorded_us * kept * host.speed_ratio;
     detail::classify_gap(t, before_op, -1, cursor, hi, kept * host.speed_ratio, p.by_type);
     p.recorded_host_us += gap;
   }
