@@ -125,3 +125,22 @@ TEST_CASE("iteration time on the same GPU for steps from 10 us to 100 ms", "[acc
     CHECK(s.mean_abs(&report::IterationRow::error) < (fitted ? 0.2 : 0.25));
   }
 }
+
+TEST_CASE("a recording host without step counts borrows those of another host, scaled by their speed, and says so", "[accuracy][sim]") {
+  const Device& h100 = catalog().at("H100 SXM");
+  const Device& h200 = catalog().at("H200");
+  const auto own = sim::host_model(hosts(), h100, h100);
+  REQUIRE(own.step_cost);
+  CHECK(own.step_cost->borrowed.empty());
+  const auto borrowed = sim::host_model(hosts(), h200, h200);  // the H200's machine measured no step counts
+  REQUIRE(borrowed.step_cost);
+  CHECK_THAT(borrowed.step_cost->borrowed, Catch::Contains("h100-sxm-testbed") && Catch::Contains("h200-testbed measured none"));
+  const auto ratio = sim::host_speed_ratio(*hosts().find(h100.reference_host), *hosts().find(h200.reference_host));
+  REQUIRE(ratio);
+  CHECK(borrowed.step_cost->unprofiled.per_top_op_us == Approx(own.step_cost->unprofiled.per_top_op_us * ratio->first));
+  CHECK(borrowed.step_cost->profiled.per_step_us == Approx(own.step_cost->profiled.per_step_us * ratio->first));
+  // The counts' ratio, what carries to another host, is unchanged.
+  const sim::StepCounts n{1, 1, 1, 0};
+  CHECK(borrowed.step_cost->unprofiled.at(n) / borrowed.step_cost->profiled.at(n) ==
+        Approx(own.step_cost->unprofiled.at(n) / own.step_cost->profiled.at(n)));
+}

@@ -375,3 +375,31 @@ TEST_CASE("the origin says whether its step trains or only runs forward", "[sim]
   CHECK(sim::step_kind(t) == "training");
   CHECK(sim::origin_timeline(t, {}).step_kind == "training");
 }
+
+TEST_CASE("the counts never pull a step below what the profiler can explain away", "[sim]") {
+  // Three ops in 5 ms, one of them 5 ms long (an allocation inside it): the counts say 30 us, but the
+  // profiler adds at most a bounded cost per record, and the rest of that record is the op's own work.
+  Trace t = synthetic(3, 10, 5, 1, false);
+  for (int i = 0; i < 3; ++i) {
+    Operation op;
+    op.name = "aten::empty";
+    op.start_us = t.calls[i].start_us - 5;
+    op.duration_us = 4;
+    t.ops.push_back(op);
+  }
+  t.calls[2].start_us += 5000;  // the last op's 5 ms before its call, inside its record
+  t.ops[2].start_us = t.calls[1].start_us + 10;
+  t.ops[2].duration_us = 5000;
+  t.kernels[2].start_us += 5000;
+  t.step_duration_us += 5000;
+  sim::HostModel h;
+  sim::StepCost c;
+  c.unprofiled = {0, 4, 0, 0, 0};
+  c.profiled = {0, 16, 0, 0, 0};
+  c.above = c.below = 0.2;
+  h.step_cost = c;
+  const auto p = sim::build_program(t, h);
+  CHECK(p.record_work_us == Approx(5000 - sim::ProfilerCost::max_record_us));  // the record holds no other
+  CHECK(p.host_us == Approx(p.record_work_us));
+  CHECK(p.host_us > 10 * p.counted_host_us);
+}

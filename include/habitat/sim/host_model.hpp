@@ -27,6 +27,10 @@ struct ProfilerCost {
   // first operation of a 70 us step (fixtures/steps/h100/op_where_4k). Beyond it, a stretch is the
   // program's own work (a sleep, Python between operations), which no count of records knows.
   static constexpr double max_stall_us = 1000;
+  // The most the profiler was seen to add per record (fixtures/steps/, README: "What the profiler adds": 38 us
+  // with shapes, 87 us with stacks). An operation's record longer than that for each record inside it holds
+  // work of its own: an allocation that takes 2 ms inside aten::empty is not the profiler's.
+  static constexpr double max_record_us = 90;
 
   // The share of a recorded host stretch left without the profiler: its records' costs removed (never below
   // a tenth of the stretch), then the slowdown, bounded per record.
@@ -70,11 +74,19 @@ struct RecordCount {
 struct StepCost {
   RecordCount unprofiled, profiled;
   double above = 0.15, below = 0.15;
+  std::string borrowed;  // said where the counts are another host's (the recording host measured none)
   // The un-profiled host time of a step that recorded `recorded_us` of host time with these counts.
   [[nodiscard]] double host_us(const StepCounts& c, double recorded_us) const {
     const double p = profiled.at(c), u = unprofiled.at(c);
     if (!(p > 0) || !(u > 0) || !(recorded_us > 0)) return 0;
     return std::sqrt(u * recorded_us * std::min(1.0, u / p));
+  }
+  // The counts on a host `ratio` times as slow (both counts scale: their ratio, the profiler's share, stays).
+  [[nodiscard]] StepCost scaled(double ratio) const {
+    StepCost s = *this;
+    for (RecordCount* c : {&s.unprofiled, &s.profiled})
+      for (double* x : {&c->per_step_us, &c->per_top_op_us, &c->per_nested_op_us, &c->per_enqueue_us, &c->per_other_call_us}) *x *= ratio;
+    return s;
   }
 };
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -125,6 +126,13 @@ class HostRegistry {
   }
   [[nodiscard]] const std::vector<HostProfile>& hosts() const { return hosts_; }
 
+  // The first profile that measured forward-only step counts (StepCost): for traces from a host that did not.
+  [[nodiscard]] const HostProfile* counted_host() const {
+    for (const auto& h : hosts_)
+      if (h.step_cost) return &h;
+    return nullptr;
+  }
+
   // The median profiler cost over the profiles that measured one: for traces from an unprofiled host.
   [[nodiscard]] std::optional<ProfilerCost> typical_profiler_cost() const {
     std::vector<double> op, call, slow;
@@ -185,7 +193,18 @@ struct HostChoice {
   if (rec) m.recorded_on = rec->name;
   if (run) m.runs_on = run->name;
 
-  if (rec) m.step_cost = rec->step_cost;
+  if (rec && rec->step_cost) {
+    m.step_cost = rec->step_cost;
+  } else if (const HostProfile* counted = reg.counted_host()) {
+    // Another host's counts, scaled by the two hosts' speed where their profiles share a measurement.
+    const auto r = rec ? host_speed_ratio(*counted, *rec) : std::nullopt;
+    m.step_cost = counted->step_cost->scaled(r ? r->first : 1.0);
+    char how[64];
+    std::snprintf(how, sizeof how, "x%.2f, the hosts' speed ratio", r ? r->first : 1.0);
+    m.step_cost->borrowed = "forward-only step: the record counts of host " + counted->name + " (" +
+                            (r ? std::string(how) : rec ? "unscaled: the hosts share no measurement" : "unscaled: the recording host is unknown") +
+                            "; " + (rec ? rec->name : std::string("this host")) + " measured none)";
+  }
   if (rec && rec->profiler) {
     m.profiler = *rec->profiler;
   } else if (auto typical = reg.typical_profiler_cost()) {

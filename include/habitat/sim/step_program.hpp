@@ -45,6 +45,7 @@ struct StepProgram {
   double recorded_host_us = 0;    // the step's host time as recorded (profiled)
   double host_us = 0;             // un-profiled, on the destination host, waits excluded
   double counted_host_us = 0;     // the host time the step's record counts imply (StepCost; 0: not counted)
+  double record_work_us = 0;      // recorded: outermost records' time beyond what the profiler adds per record inside
   double count_scale = 1;         // what that made of the trace's host time (1: within its band)
   HostTimes by_type{};
   std::vector<std::string> assumptions;
@@ -173,7 +174,9 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
   const double own = p.host_us - kept;
   if (!(counted > 0) || !(own > 0)) return;
   p.counted_host_us = counted;
-  const double f = std::clamp(own, (1 - cost.below) * counted, (1 + cost.above) * counted) / own;
+  double f = std::clamp(own, (1 - cost.below) * counted, (1 + cost.above) * counted) / own;
+  // Never below the work inside records that the profiler cannot explain (record_work_us).
+  if (f < 1) f = std::max(f, std::min(1.0, p.record_work_us * speed_ratio / own));
   if (f == 1) return;
   p.count_scale = f;
   for (auto& item : p.items) {
@@ -304,7 +307,17 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
     for (int k = 0; k < 5; ++k) p.by_type[k] += item.by_type[k];
   p.host_us = p.tail_us;
   for (const auto& item : p.items) p.host_us += item.work_us + item.call_us;
-  if (host.step_cost && counted_step(t)) detail::apply_count(p, *host.step_cost, step_counts(t), host.speed_ratio);
+  if (host.step_cost && counted_step(t)) {
+    // Each outermost record's time beyond the most the profiler adds for it and the records inside it.
+    std::vector<double> inside(t.ops.size(), 1.0);
+    for (std::size_t i = 0; i < t.ops.size(); ++i)
+      if (t.ops[i].parent >= 0) inside[static_cast<std::size_t>(top_level_op(t, static_cast<int>(i)))] += 1;
+    for (const auto& call : t.calls)
+      if (call.op >= 0) inside[static_cast<std::size_t>(top_level_op(t, call.op))] += 1;
+    for (std::size_t i = 0; i < t.ops.size(); ++i)
+      if (t.ops[i].parent < 0) p.record_work_us += std::max(0.0, t.ops[i].duration_us - ProfilerCost::max_record_us * inside[i]);
+    detail::apply_count(p, *host.step_cost, step_counts(t), host.speed_ratio);
+  }
   return p;
 }
 
