@@ -47,6 +47,18 @@ Trace synthetic(int n, double host_us, double call_us, double gpu_us, bool sync_
   return t;
 }
 
+// One operation record `name` around each launch of t, starting 5 us before the call, `dur_us` long.
+Trace with_op_records(Trace t, const std::string& name, double dur_us) {
+  for (const auto& c : t.calls) {
+    Operation op;
+    op.name = name;
+    op.start_us = c.start_us - 5;
+    op.duration_us = dur_us;
+    t.ops.push_back(op);
+  }
+  return t;
+}
+
 std::vector<double> recorded(const Trace& t) {
   std::vector<double> d;
   for (const auto& k : t.kernels) d.push_back(k.duration_us);
@@ -102,14 +114,7 @@ TEST_CASE("a synchronize at the end of the step serializes steps: the period is 
 }
 
 TEST_CASE("the profiler's cost is removed from the host time, per record and per call", "[sim]") {
-  Trace t = synthetic(10, 10, 5, 1, false);
-  for (int i = 0; i < 10; ++i) {  // one op record per launch, starting inside the host gap
-    Operation op;
-    op.name = "aten::add";
-    op.start_us = t.calls[i].start_us - 5;
-    op.duration_us = 9;
-    t.ops.push_back(op);
-  }
+  Trace t = with_op_records(synthetic(10, 10, 5, 1, false), "aten::add", 9);
   const auto plain = sim::build_program(t, {});
   sim::HostModel h;
   h.profiler = {2, 1, 1};
@@ -261,14 +266,7 @@ TEST_CASE("the profiler's slowdown is bounded per record: an idle stretch is not
 
 TEST_CASE("the step's record counts pull a forward step's host time into their band, and leave training steps and idle stretches", "[sim]") {
   // 10 launches, each inside its own op record: 10 outermost ops and 10 enqueues, 150 us of host time.
-  Trace t = synthetic(10, 10, 5, 1, false);
-  for (int i = 0; i < 10; ++i) {
-    Operation op;
-    op.name = "aten::add";
-    op.start_us = t.calls[i].start_us - 5;
-    op.duration_us = 9;
-    t.ops.push_back(op);
-  }
+  Trace t = with_op_records(synthetic(10, 10, 5, 1, false), "aten::add", 9);
   const auto n = sim::step_counts(t);
   CHECK(n.top_ops == 10);
   CHECK(n.nested_ops == 0);
@@ -379,14 +377,7 @@ TEST_CASE("the origin says whether its step trains or only runs forward", "[sim]
 TEST_CASE("the counts never pull a step below what the profiler can explain away", "[sim]") {
   // Three ops in 5 ms, one of them 5 ms long (an allocation inside it): the counts say 30 us, but the
   // profiler adds at most a bounded cost per record, and the rest of that record is the op's own work.
-  Trace t = synthetic(3, 10, 5, 1, false);
-  for (int i = 0; i < 3; ++i) {
-    Operation op;
-    op.name = "aten::empty";
-    op.start_us = t.calls[i].start_us - 5;
-    op.duration_us = 4;
-    t.ops.push_back(op);
-  }
+  Trace t = with_op_records(synthetic(3, 10, 5, 1, false), "aten::empty", 4);
   t.calls[2].start_us += 5000;  // the last op's 5 ms before its call, inside its record
   t.ops[2].start_us = t.calls[1].start_us + 10;
   t.ops[2].duration_us = 5000;
