@@ -100,8 +100,27 @@ TEST_CASE("per-SM datapaths differ by generation as the whitepapers say", "[cata
   for (const char* n : {"T4", "P4", "L4"}) {
     INFO(n);
     CHECK(c.at(n).load_clock_mhz(Precision::fp32) < c.at(n).boost_clock_mhz);
-    CHECK(!c.at(n).sustained_clock_source.empty());
+    CHECK(!c.at(n).load_clock_source().empty());
   }
+  // The T4's and P4's clocks derive from their power limits and their references' power per lane-clock.
+  CHECK(c.at("T4").load_clock_mhz(Precision::fp32) == Approx(1108).epsilon(0.01));
+  CHECK(c.at("P4").load_clock_mhz(Precision::fp32) == Approx(763).epsilon(0.01));
+  CHECK(c.at("T4").loop_clock_mhz_at(Precision::fp32) == 730);
+  CHECK(c.at("A100 SXM4 40GB").load_clock_mhz(Precision::fp32) == c.at("A100 SXM4 40GB").boost_clock_mhz);
+}
+
+TEST_CASE("a power reference must name another GPU that holds its boost clock", "[catalog]") {
+  Catalog bad = Catalog::builtin();  // a file that fails leaves its catalog unusable: the CLI stops (exit 2)
+  CHECK_THROWS_WITH(bad.merge_json(R"({"devices": [{"name": "T4", "power_reference": "Nope"}]})", "u.json"),
+                    Catch::Contains("u.json") && Catch::Contains("power_reference") && Catch::Contains("Nope"));
+  Catalog capped = Catalog::builtin();
+  CHECK_THROWS_WITH(capped.merge_json(R"({"devices": [{"name": "T4", "power_reference": "L4"}]})", "u.json"),
+                    Catch::Contains("holds its boost clock"));
+  // A measured clock wins over the derived one.
+  Catalog c = Catalog::builtin();
+  c.merge_json(R"({"devices": [{"name": "T4", "sustained_clock_mhz": 1000, "sustained_clock_source": "mine"}]})", "u.json");
+  CHECK(c.at("T4").load_clock_mhz(habitat::Precision::fp32) == 1000);
+  CHECK(c.at("T4").load_clock_source() == "mine");
 }
 
 TEST_CASE("old-style peak figures in user files become per-SM rates", "[catalog]") {

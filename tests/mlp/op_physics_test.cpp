@@ -147,10 +147,10 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
     CHECK(by["H100 SXM"][op].model < 0.14);
   }
   // Convolutions: the efficiency model fitted without the GPU beats "same time" from the H100 everywhere,
-  // and stays within bounds a little above what it measures (the T4's catalog clock, fitted on SGEMMs, is
-  // too low for its convolutions: README).
+  // and stays within bounds a little above what it measures (README, "Clocks under load": the T4 at the clock
+  // its power limit gives, 59.6% -> 27.0%; the V100 lost 4 points to the refit, 31.2% -> 35.2%).
   for (const auto& [gpu, bound] : std::map<std::string, double>{
-           {"V100 PCIe 32GB", 0.33}, {"P4", 0.30}, {"T4", 0.62}, {"A100 PCIe 80GB", 0.28}, {"P100", 0.32}, {"H100 SXM", 0.39}, {"H200", 0.40}}) {
+           {"V100 PCIe 32GB", 0.37}, {"P4", 0.31}, {"T4", 0.29}, {"A100 PCIe 80GB", 0.29}, {"P100", 0.32}, {"H100 SXM", 0.36}, {"H200", 0.37}}) {
     const auto& e = by[gpu]["conv"];
     INFO(gpu << " conv: " << e.model << " (same time " << e.same << ")");
     CHECK(e.model < bound);

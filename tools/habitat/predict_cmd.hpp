@@ -217,6 +217,14 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
       }
     for (const auto& [n, gpus] : by_note) note({"on " + gpus + ": " + n});
   }
+  {  // one line for every GPU whose clock under load is an estimate from its power limit
+    std::string derived;
+    for (const Device* d : dests)
+      if (d->sustained_clock_mhz <= 0 && d->power_clock_mhz > 0)
+        derived += (derived.empty() ? "" : ", ") + d->name + report::fmt(" %.0f MHz", d->load_clock_mhz(Precision::fp32));
+    if (!derived.empty())
+      note({"clock under load derived from the board's power limit, not measured (README, \"Clocks under load\"): " + derived});
+  }
   report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
   o.iteration_us = o.simulated->timeline.period_us;
   std::map<std::string, sim::StepProgram> programs;  // by destination host
@@ -282,7 +290,9 @@ inline boost::json::object device_json(const Device& d) {
                    {"sms", d.sms},
                    {"boost_clock_mhz", d.boost_clock_mhz},
                    {"sustained_clock_mhz", d.load_clock_mhz(Precision::fp32)},
-                   {"sustained_clock_source", d.sustained_clock_source},
+                   {"sustained_clock_source", d.load_clock_source()},
+                   {"loop_clock_mhz", d.loop_clock_mhz_at(Precision::fp32)},
+                   {"loop_clock_source", d.loop_clock_source},
                    {"fp32_lanes_per_sm", d.fp32_lanes_per_sm},
                    {"tensor_flops_per_clk_per_sm", {{"tf32", d.tensor.tf32}, {"fp16", d.tensor.fp16}, {"bf16", d.tensor.bf16}, {"fp8", d.tensor.fp8}}},
                    {"memory_gib", d.memory_gib},

@@ -98,6 +98,7 @@ class Catalog {
       if (existing) *existing = std::move(d);
       else devices_.push_back(std::move(d));
     }
+    derive_power_clocks(file);
   }
 
   [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
@@ -143,6 +144,25 @@ class Catalog {
         if (normalize_device_name(a) == key) return &d;
     }
     return nullptr;
+  }
+
+  // Power-capped cards: their clock under load from their reference's power per lane-clock (after every
+  // merge, as a user file may change either card).
+  void derive_power_clocks(std::string_view file) {
+    for (auto& d : devices_) {
+      d.power_clock_mhz = 0;
+      d.power_clock_source.clear();
+      if (d.power_reference.empty()) continue;
+      const Device* ref = find(d.power_reference);
+      if (!ref || ref == &d || !ref->power_reference.empty())
+        throw make_error(file, "device '" + d.name + "', power_reference",
+                         "'" + d.power_reference + "' must name another catalog GPU that holds its boost clock (no power_reference of its own)");
+      if (!(d.tdp_w > 0 && ref->tdp_w > 0))
+        throw make_error(file, "device '" + d.name + "', power_reference", "both '" + d.name + "' and '" + ref->name + "' need 'tdp_w'");
+      d.power_clock_mhz = power_limited_clock_mhz(d, *ref);
+      d.power_clock_source = "derived from the board's power limit (" + detail::number_text(d.tdp_w) + " W) and the power per FP32 lane-clock of the " +
+                             ref->name + " at its boost clock and TDP, power ~ clock^2; an estimate, not a measurement";
+    }
   }
 
   // Whole numbers that the occupancy calculator takes as int or size_t: bounded so none overflows there.
@@ -248,6 +268,9 @@ class Catalog {
     num("tensor_clock_mhz", d.tensor_clock_mhz, detail::plausible::clock_or_default_mhz);
     num("sustained_clock_mhz", d.sustained_clock_mhz, detail::plausible::clock_or_default_mhz);
     if (auto v = opt_string(o, "sustained_clock_source", at)) d.sustained_clock_source = *v;
+    if (auto v = opt_string(o, "power_reference", at)) d.power_reference = *v;
+    num("loop_clock_mhz", d.loop_clock_mhz, detail::plausible::clock_or_default_mhz);
+    if (auto v = opt_string(o, "loop_clock_source", at)) d.loop_clock_source = *v;
     num("fp32_lanes_per_sm", d.fp32_lanes_per_sm, detail::plausible::fp32_lanes);
     num("fp64_lanes_per_sm", d.fp64_lanes_per_sm, detail::plausible::fp64_lanes);
     num("tdp_w", d.tdp_w, detail::plausible::power_w);

@@ -2,6 +2,7 @@
 // A GPU's specification: per-SM throughput of each datapath, clocks, memory, price and provenance. Peaks
 // are derived from the per-SM facts (lanes x 2 x SMs x clock), never stored twice.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,8 +73,17 @@ struct Device {
   int sms = 0;
   double base_clock_mhz = 0, boost_clock_mhz = 0;
   double tensor_clock_mhz = 0;     // clock the vendor quotes tensor peaks at (0: boost)
-  double sustained_clock_mhz = 0;  // SM clock under continuous load where it is below boost (0: boost)
+  double sustained_clock_mhz = 0;  // SM clock under a model step's load where it is below boost, measured (0: see below)
   std::string sustained_clock_source;
+  // A power-capped card without a measured clock names a card of its process that holds boost at its TDP;
+  // the catalog derives its clock under load from it (power_limited_clock_mhz) into power_clock_mhz.
+  std::string power_reference;
+  double power_clock_mhz = 0;
+  std::string power_clock_source;
+  // SM clock of one large SGEMM timed back to back on its own for long (per-operation sweeps such as
+  // NeuSight's), where it is below the clock under a model step's load: the hottest work there is.
+  double loop_clock_mhz = 0;
+  std::string loop_clock_source;
   double memory_gib = 0;
   double bandwidth_spec_gbps = 0;
   std::optional<double> bandwidth_measured_gbps;  // sustained DRAM bandwidth (measured, derived or estimated)
@@ -120,10 +130,20 @@ struct Device {
   // The datasheet peak, derived: FLOP/clk/SM x SMs x clock.
   [[nodiscard]] double peak_tflops(Precision p) const { return flops_per_clk_per_sm(p) * sms * peak_clock_mhz(p) * 1e-6; }
   [[nodiscard]] double fp32_tflops() const { return peak_tflops(Precision::fp32); }
-  // Clock under continuous load: the sustained clock of power-capped cards, else the peak clock.
+  // Clock under a model step's load: measured where known, else derived from the board's power limit for a
+  // power-capped card, else the peak clock.
   [[nodiscard]] double load_clock_mhz(Precision p) const {
     const double peak = peak_clock_mhz(p);
-    return sustained_clock_mhz > 0 ? std::min(sustained_clock_mhz, peak) : peak;
+    const double capped = sustained_clock_mhz > 0 ? sustained_clock_mhz : power_clock_mhz;
+    return capped > 0 ? std::min(capped, peak) : peak;
+  }
+  [[nodiscard]] const std::string& load_clock_source() const {
+    return sustained_clock_mhz > 0 ? sustained_clock_source : power_clock_source;
+  }
+  // Clock of one GEMM timed alone in a long loop (per-operation sweeps).
+  [[nodiscard]] double loop_clock_mhz_at(Precision p) const {
+    const double load = load_clock_mhz(p);
+    return loop_clock_mhz > 0 ? std::min(loop_clock_mhz, load) : load;
   }
   // What a kernel can sustain: FLOP/clk/SM x SMs x load clock.
   [[nodiscard]] double sustained_tflops(Precision p) const { return flops_per_clk_per_sm(p) * sms * load_clock_mhz(p) * 1e-6; }
@@ -135,6 +155,20 @@ struct Device {
     return bandwidth_measured_gbps.value_or(bandwidth_spec_gbps * typical_sustained_bandwidth_share);
   }
 };
+
+// The clock a power-capped card holds under a model step. Its FP32 lanes at boost would draw the power of a
+// reference card of the same process (which holds boost at its TDP) scaled by lanes x clock; the board
+// holds its TDP instead, and power falls as the clock squared (dynamic power f V^2, with the voltage
+// between its floor, where power ~ f, and tracking the clock, where power ~ f^3). T4 from the V100 PCIe:
+// 1108 MHz; P4 from the P100: 763 MHz (README, "Clocks under load", checked on NeuSight's end-to-end labels).
+inline constexpr double power_clock_exponent = 2;
+[[nodiscard]] inline double power_limited_clock_mhz(const Device& card, const Device& ref) {
+  const double lanes_clock = card.fp32_lanes_per_sm * card.sms * card.boost_clock_mhz;
+  const double ref_lanes_clock = ref.fp32_lanes_per_sm * ref.sms * ref.boost_clock_mhz;
+  if (!(card.tdp_w > 0 && ref.tdp_w > 0 && ref_lanes_clock > 0)) return card.boost_clock_mhz;
+  const double demand_w = ref.tdp_w * lanes_clock / ref_lanes_clock;
+  return card.boost_clock_mhz * std::min(1.0, std::pow(card.tdp_w / demand_w, 1 / power_clock_exponent));
+}
 
 // Bandwidths of two GPUs compared like with like: measured on both where both are measured, else the
 // spec sheet on both (a measured/spec mix would bias every ratio by the measurement efficiency).

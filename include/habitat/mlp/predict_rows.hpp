@@ -58,6 +58,7 @@ template <MlpBackend B>
       gemm::Shape s{d[0], d[1], csv.neusight_layout() ? d[3] : d[2], csv.neusight_layout() ? d[2] : d[3], *r.op == ops::OpKind::linear,
                     *r.op == ops::OpKind::linear};
       if (r.dtype == ops::DataType::bf16) s.precision = Precision::bf16, s.elem_bytes = ops::dtype_bytes(r.dtype);
+      s.timed_alone = true;
       auto call_ms = [&](const Device& g) {
         return gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us / 1e3 + op_physics_shares.call_ms;
       };

@@ -25,6 +25,7 @@ struct Shape {
   bool shared_weight = true;  // linear/mm: one [K,N] operand for all rows; bmm: one per batch
   bool transposed_b = false;  // x @ W^T (linear's "tn" layout)
   double duty = 1;            // share of wall time the GPU is busy (1 in a training step; lower for isolated timed calls)
+  bool timed_alone = false;   // timed back to back on its own (per-operation sweeps): a capped card runs its loop clock
   Precision precision = Precision::fp32;
   double elem_bytes = 4;
 
@@ -87,7 +88,8 @@ struct Estimate {
 // power-capped GPU holds its sustained clock only while busy: with a duty cycle below 1 (isolated calls)
 // the clock lies between boost and sustained in proportion to the busy share.
 [[nodiscard]] inline Estimate estimate(const Shape& s, const Device& g, const Params& p, double kappa = 1) {
-  const double boost = g.peak_clock_mhz(s.precision), sustained = g.load_clock_mhz(s.precision);
+  const double boost = g.peak_clock_mhz(s.precision);
+  const double sustained = s.timed_alone ? g.loop_clock_mhz_at(s.precision) : g.load_clock_mhz(s.precision);
   Estimate e = estimate_at(s, g, p, sustained, kappa);
   if (s.duty < 1 && sustained < boost) {
     const Estimate fast = estimate_at(s, g, p, boost, kappa);

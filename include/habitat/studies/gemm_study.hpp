@@ -76,6 +76,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
     // NeuSight's names: linear is x[B,M,N] through nn.Linear(N, K); bmm is [B,M,N] @ [B,N,K]. N is the
     // reduction dimension and K the output width (habitat's own schema calls the reduction K).
     Row r{&gpu, op, {num(b), num(m), num(k), num(n), op == "linear", op == "linear"}, *us, t.neusight};
+    r.shape.timed_alone = t.neusight;
     if (r.shape.batch > 0 && r.shape.m > 0 && r.shape.n > 0 && r.shape.k > 0) out.push_back(r);
   }
 }
