@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what habitat needs on Debian 12 (run as root). Idempotent. clang and its sanitizer and libFuzzer
-# runtimes (libclang-rt, only a Recommends of clang) serve scripts/sanitize.sh and tests/fuzz.
+# runtimes (libclang-rt, only a Recommends of clang) serve scripts/sanitize.sh and tests/fuzz. protobuf (library and
+# protoc) builds `habitat export-et`, the Chakra execution traces for ASTRA-sim.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends cmake g++ make libboost-json1.81-dev zlib1g-dev catch2 libcli11-dev \
   libbenchmark-dev libeigen3-dev libtorch-dev chromium clang libclang-rt-14-dev \
-  pybind11-dev python3-dev python3-pytest python3-pandas python3-torch >/dev/null
+  pybind11-dev python3-dev python3-pytest python3-pandas python3-torch libprotobuf-dev protobuf-compiler >/dev/null
 # cuda_occupancy.h (plain host C++) comes from the CUDA toolkit. Use /usr/local/cuda where it exists,
 # else Debian's non-free CUDA headers.
 if [ ! -f /usr/local/cuda/include/cuda_occupancy.h ] && [ ! -f /usr/include/cuda_occupancy.h ]; then

@@ -24,6 +24,7 @@
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/ddp.hpp"
 #include "habitat/whatif/whatif.hpp"
+#include "export_et_cmd.hpp"
 #include "metrics_cmd.hpp"
 #include "mlp_cmd.hpp"
 #include "predict_ops_cmd.hpp"
@@ -176,6 +177,10 @@ int main(int argc, char** argv) {
   cli::PredictOpsArgs pops;
   auto* predict_ops = cli::add_predict_ops_command(app, pops);
   add_common(*predict_ops, c);
+  cli::ExportEtArgs et_args;
+  auto* export_et = cli::add_export_et_command(app, et_args, file_or_stdin);
+  export_et->add_option("--devices", c.device_files, "JSON file of GPUs to add or override (habitat.devices/1); repeatable")->check(CLI::ExistingFile);
+  add_model(*export_et, c);
 
   // A mistyped command gets a suggestion, not CLI11's "A subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {
@@ -216,6 +221,7 @@ int main(int argc, char** argv) {
     const Catalog cat = load_catalog(c);
     if (*mlp_cmd) return cli::run_mlp_command(*mlp_cmd, mlp_args, cat);
     if (*predict_ops) return cli::run_predict_ops(pops, cat, c.format == "table" && !predict_ops->count("--format") ? "csv" : c.format);
+    if (*export_et) return cli::run_export_et(et_args, c, cat, std::cout, std::cerr);
     if (*predict) {
       PredictArgs a{trace_path, to, origin_name, batch, host_args, ddp, interconnect, bucket_mb, breakdown, what_if_args};
       run_predict(a, c, cat, std::cout, std::cerr);

@@ -1,0 +1,265 @@
+#pragma once
+// The predicted step of one rank as a graph of Chakra execution-trace nodes, for ASTRA-sim: no protobuf
+// here (et_file.hpp writes the graph in Chakra's format).
+//
+// The graph is the step program the simulator replays (sim/step_program.hpp), with DDP's work inserted by
+// the same function `habitat predict --world-size` uses (sim::ddp_step):
+//  - one compute node per GPU kernel (or copy), carrying its predicted time on the destination GPU. A
+//    kernel is the unit both of habitat's prediction and of Chakra's PyTorch traces, and ASTRA-sim runs
+//    one GPU compute node at a time, so nodes finer than the GPU's own order would add nothing and coarser
+//    ones would hide where a bucket's all-reduce can start;
+//  - one host node (is_cpu_op) per launch: the host's work up to it on the destination host, so that a
+//    host-bound step stays host-bound in ASTRA-sim (GraphOptions::host; off: GPU and collectives only);
+//  - one collective node per all-reduce of a DDP bucket (and per broadcast of BatchNorm's buffers), with
+//    Chakra's comm_type and the message in bytes, placed where DDP starts it: after the gradient hook of
+//    the bucket's last gradient, so it overlaps the rest of the backward pass.
+// Dependencies (data_deps, always on nodes written earlier): a kernel on the previous node of its
+// stream, on the kernels of other streams it waits for, and on the host node that launched it; a host
+// node on the previous host node and, after a synchronizing call, on the GPU work that call waited for.
+// GraphOptions::steps repeats the step back to back, the chains running on from one step into the next (a
+// training loop's steady state, where the host runs ahead into the next step while the GPU finishes one).
+//
+// Durations: Chakra's are whole microseconds. Each chain (host, compute, collectives) is rounded
+// cumulatively, so every node is within 1 us of habitat's time and each chain's sum within 0.5 us.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "habitat/comm/allreduce.hpp"
+#include "habitat/comm/ddp_plan.hpp"
+#include "habitat/error.hpp"
+#include "habitat/sim/ddp.hpp"
+#include "habitat/sim/step_program.hpp"
+#include "habitat/trace/trace.hpp"
+
+namespace habitat::chakra {
+
+// Chakra's NodeType and CollectiveCommType values (et_def.proto) that habitat writes.
+enum class NodeType : int { comp = 4, comm_coll = 7 };
+enum class CommType : int { all_reduce = 0, broadcast = 5 };
+
+struct EtNode {
+  std::uint64_t id = 0;
+  std::string name;
+  NodeType type = NodeType::comp;
+  bool on_cpu = false;               // the host's work (is_cpu_op), else the GPU's
+  std::vector<std::uint64_t> deps;   // data_deps
+  double us = 0;                     // habitat's duration
+  std::uint64_t duration_micros = 0; // rounded (see the top of this file)
+  std::int64_t stream = -1;          // GPU nodes: the CUDA stream
+  std::string op;                    // the operation it belongs to
+  std::optional<CommType> comm;      // collectives
+  double comm_bytes = 0;
+};
+
+struct StepGraph {
+  std::vector<EtNode> nodes;
+  double gpu_us = 0, host_us = 0, comm_us = 0;  // habitat's times, per kind of node (all steps)
+  int gpu_nodes = 0, host_nodes = 0, comm_nodes = 0;
+  double allreduce_bytes = 0;       // the buckets' sum over the steps: the gradients, once a step
+  int buckets = 0;                  // all-reduces, all steps
+  comm::Topology topology;
+  comm::DdpPlan plan;               // empty on one GPU
+  int steps = 1;
+  int dropped_waits = 0;            // per step: cross-stream waits on work launched later, left out as the simulator
+                                    // leaves them out (their end is not known when the kernel is launched)
+  int unlaunched_kernels = 0;       // per step: kernels no host call launched (appended in stream order)
+};
+
+struct GraphOptions {
+  bool host = true;  // host nodes; false: the GPU's kernels and the collectives only
+  int steps = 1;     // the step repeated back to back, as a training loop runs it
+};
+
+// A named value of GlobalMetadata, as et_file.hpp writes it.
+struct Attr {
+  std::string name;
+  std::variant<std::string, std::int64_t, double, bool, std::vector<std::string>> value;
+};
+
+namespace detail {
+
+// Which collective a modelled NCCL kernel of sim::ddp_step is, from its name (as Chakra's PyTorch
+// converter tells NCCL kernels apart).
+[[nodiscard]] inline std::optional<CommType> collective_of(const std::string& kernel) {
+  if (kernel.find("AllReduce") != std::string::npos) return CommType::all_reduce;
+  if (kernel.find("Broadcast") != std::string::npos) return CommType::broadcast;
+  return std::nullopt;
+}
+
+}  // namespace detail
+
+// `kernel_us`: one predicted duration per kernel of `t` on `dest`; `program`: the step program built for
+// the destination's host; `host_scale`: sim::ddp_host_scale for that host. opt.world_size > 1 adds DDP.
+[[nodiscard]] inline StepGraph step_graph(const Trace& t, const sim::StepProgram& program, const std::vector<double>& kernel_us,
+                                          const Device& dest, double host_scale, const sim::DdpOptions& opt,
+                                          const GraphOptions& options = {}) {
+  if (kernel_us.size() != t.kernels.size()) throw make_error(t.source, "export-et", "one predicted duration per kernel is needed");
+  if (options.steps < 1) throw make_error(t.source, "--steps", "must be at least 1");
+  StepGraph g;
+  g.steps = options.steps;
+  g.topology = sim::ddp_topology(dest, opt);
+  std::optional<sim::DdpStep> ddp;
+  if (g.topology.ranks > 1) {
+    g.plan = comm::ddp_plan(t, opt.caps);
+    if (g.plan.already_ddp)
+      throw make_error(t.source, "--world-size", "the trace is already one rank of a DDP step: give the one-GPU trace of the same step");
+    ddp.emplace(sim::ddp_step(t, program, g.plan, dest, g.topology, host_scale, opt));
+  } else {
+    for (const auto& k : t.kernels)
+      if (k.collective || k.name.starts_with("ncclDevKernel") || k.name.starts_with("ncclKernel"))
+        throw make_error(t.source, t.step_name,
+                         "the trace is one rank of a multi-GPU step (NCCL kernels): give the one-GPU trace of the same step and --world-size");
+  }
+  const Trace& tt = ddp ? ddp->trace : t;
+  const sim::StepProgram& p = ddp ? ddp->program : program;
+  const std::vector<double> us = ddp ? sim::ddp_durations(kernel_us, *ddp) : kernel_us;
+  const int n = static_cast<int>(tt.kernels.size());
+
+  // The messages of DDP's collectives, in the order ddp_step appended their kernels: the buffers'
+  // broadcasts (one per dtype group), then the buckets' all-reduces as the buckets fill (a bucket is full
+  // when its last gradient, in ready order, is in).
+  std::map<CommType, std::vector<double>> messages;
+  if (ddp) {
+    if (opt.broadcast_buffers)
+      for (const auto& b : g.plan.buffers) messages[CommType::broadcast].push_back(b.bytes);
+    std::vector<const comm::Bucket*> by_fill;
+    for (const auto& b : g.plan.buckets) by_fill.push_back(&b);
+    std::stable_sort(by_fill.begin(), by_fill.end(), [](const auto* a, const auto* b) { return a->gradients.back() < b->gradients.back(); });
+    for (const auto* b : by_fill) messages[CommType::all_reduce].push_back(b->bytes);
+  }
+  std::map<CommType, std::size_t> used;
+
+  std::vector<std::int64_t> node_of(n, -1);
+  std::map<std::int64_t, std::uint64_t> stream_last;
+  std::optional<std::uint64_t> host_last;
+  std::vector<std::uint64_t> host_waits;  // GPU nodes the next host node waits for (a synchronizing call)
+  double host_pending = 0;
+  bool first_step = true;
+  auto add = [&](EtNode node) {
+    node.id = g.nodes.size();
+    g.nodes.push_back(std::move(node));
+    return g.nodes.back().id;
+  };
+  auto add_dep = [](EtNode& node, std::uint64_t d) {
+    if (std::find(node.deps.begin(), node.deps.end(), d) == node.deps.end()) node.deps.push_back(d);
+  };
+  auto gpu_node = [&](int k, std::optional<std::uint64_t> launched_by) {
+    const Kernel& kernel = tt.kernels[k];
+    EtNode node;
+    node.name = kernel.name;
+    node.op = operation_label(tt, kernel.op);
+    node.stream = kernel.stream;
+    node.us = us[k];
+    if (auto it = stream_last.find(kernel.stream); it != stream_last.end()) add_dep(node, it->second);
+    for (const int w : p.waits_for[k]) {
+      if (w < 0) continue;  // the previous step's work: not in this graph
+      if (node_of[w] >= 0) add_dep(node, static_cast<std::uint64_t>(node_of[w]));
+      else if (first_step) ++g.dropped_waits;
+    }
+    if (launched_by) add_dep(node, *launched_by);
+    if (p.is_comm(k)) {
+      const auto type = detail::collective_of(kernel.name);
+      auto& list = messages[type.value_or(CommType::all_reduce)];
+      std::size_t& i = used[type.value_or(CommType::all_reduce)];
+      if (!type || i >= list.size()) throw std::logic_error("export-et: a communication kernel of the DDP step has no message: " + kernel.name);
+      node.type = NodeType::comm_coll;
+      node.comm = type;
+      node.comm_bytes = list[i++];
+      // The same model on the same message: the kernel's time is the collective's (a check that the
+      // messages are matched to the kernels ddp_step appended).
+      const double model_us = *type == CommType::all_reduce ? comm::allreduce(node.comm_bytes, g.topology).us
+                                                            : comm::broadcast_us(node.comm_bytes, g.topology);
+      if (std::abs(model_us - node.us) > 1e-9 * std::max(1.0, model_us))
+        throw std::logic_error("export-et: a collective's message does not match its kernel in the DDP step: " + kernel.name);
+    }
+    const std::uint64_t id = add(std::move(node));
+    node_of[k] = static_cast<std::int64_t>(id);
+    stream_last[kernel.stream] = id;
+    return id;
+  };
+
+  // The step, `steps` times back to back: each host node after the previous one, each kernel after the
+  // one before it on its stream, across steps as within one.
+  for (int step = 0; step < options.steps; ++step) {
+    first_step = step == 0;
+    std::fill(node_of.begin(), node_of.end(), -1);
+    used.clear();
+    host_pending = 0;
+    for (const auto& item : p.items) {
+      host_pending += item.work_us + item.call_us;
+      if (item.kernels.empty() && !item.blocking) continue;
+      std::optional<std::uint64_t> launcher;
+      if (options.host) {
+        EtNode h;
+        const int op = item.call >= 0 ? tt.calls[item.call].op : (item.kernels.empty() ? -1 : tt.kernels[item.kernels.front()].op);
+        const std::string label = op < 0 ? std::string("between operations") : operation_label(tt, op);
+        h.name = "host: " + label;
+        h.op = label;
+        h.on_cpu = true;
+        h.us = host_pending;
+        if (host_last) add_dep(h, *host_last);
+        for (const auto w : host_waits) add_dep(h, w);
+        host_waits.clear();
+        launcher = host_last = add(std::move(h));
+        host_pending = 0;
+      }
+      std::optional<std::uint64_t> own_last;
+      for (const int k : item.kernels)
+        if (k >= 0 && k < n && node_of[k] < 0) own_last = gpu_node(k, launcher);
+      if (item.blocking && options.host) {
+        if (item.device_wide)
+          for (const auto& [stream, id] : stream_last) host_waits.push_back(id);
+        else if (own_last)
+          host_waits.push_back(*own_last);
+      }
+    }
+    // Kernels no host call launched: in stream order, after what came before them on their stream.
+    for (int k = 0; k < n; ++k)
+      if (node_of[k] < 0) {
+        gpu_node(k, std::nullopt);
+        if (first_step) ++g.unlaunched_kernels;
+      }
+    host_pending += p.tail_us;
+    if (options.host && (host_pending > 0 || !host_waits.empty())) {
+      EtNode h;
+      h.name = "host: end of step";
+      h.op = "end of step";
+      h.on_cpu = true;
+      h.us = host_pending;
+      if (host_last) add_dep(h, *host_last);
+      for (const auto w : host_waits) add_dep(h, w);
+      host_last = add(std::move(h));
+      host_waits.clear();
+    }
+  }
+
+  // Whole microseconds, rounded along each chain; the totals.
+  double exact[3] = {0, 0, 0};
+  long long rounded[3] = {0, 0, 0};
+  for (auto& node : g.nodes) {
+    if (!std::isfinite(node.us) || node.us < 0)
+      throw make_error(t.source, node.name, "the predicted duration is not a finite, non-negative number");
+    const int chain = node.on_cpu ? 0 : node.type == NodeType::comp ? 1 : 2;
+    exact[chain] += node.us;
+    const long long r = std::llround(exact[chain]);
+    node.duration_micros = static_cast<std::uint64_t>(r - rounded[chain]);
+    rounded[chain] = r;
+    if (chain == 0) ++g.host_nodes, g.host_us += node.us;
+    else if (chain == 1) ++g.gpu_nodes, g.gpu_us += node.us;
+    else {
+      ++g.comm_nodes;
+      g.comm_us += node.us;
+      if (node.comm == CommType::all_reduce) g.allreduce_bytes += node.comm_bytes, ++g.buckets;
+    }
+  }
+  return g;
+}
+
+}  // namespace habitat::chakra
