@@ -177,7 +177,7 @@ struct ConvModel {
   // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most
   // 2600), the traffic ratio where the op is memory-bound by far (public rows: at most 3).
   double max_mem_ratio = 100, max_waves = 2600;
-  ConvCoefs coefs{-0.181, 0.509, 0.983, -0.284, 0.310};  // intercept, q, depth, traffic, waves
+  ConvCoefs coefs{-0.175, 0.506, 0.972, -0.287, 0.307};  // intercept, q, depth, traffic, waves
 };
 inline constexpr ConvModel conv_model{};
 

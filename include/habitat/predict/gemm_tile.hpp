@@ -24,8 +24,7 @@ struct Shape {
   double batch = 1, m = 1, n = 1, k = 1;
   bool shared_weight = true;  // linear/mm: one [K,N] operand for all rows; bmm: one per batch
   bool transposed_b = false;  // x @ W^T (linear's "tn" layout)
-  double duty = 1;            // share of wall time the GPU is busy (1 in a training step; lower for isolated timed calls)
-  bool timed_alone = false;   // timed back to back on its own (per-operation sweeps): a capped card runs its loop clock
+  bool timed_alone = false;   // timed on its own, call after call (per-operation sweeps): see estimate()
   Precision precision = Precision::fp32;
   double elem_bytes = 4;
 
@@ -41,6 +40,7 @@ struct Params {
   double fixed_cycles = 6000;  // per-kernel fixed time in SM cycles (launch ramp, tail)
   double legacy_tn = 1.0;  // main-loop share of the "tn" (x @ W^T) kernels on pre-Volta GPUs, relative to "nn"
   double resident = 32768;  // output elements an SM holds at once (CTAs per SM = resident / (tm*tn))
+  double clock_fall_us = 700;  // time constant of a capped card's fall from boost to its loop clock in one call
 };
 
 struct Tile {
@@ -84,16 +84,29 @@ struct Estimate {
   return best;
 }
 
-// Kernel time in microseconds of the GEMM on g, and the tile the model expects the library to pick. A
-// power-capped GPU holds its sustained clock only while busy: with a duty cycle below 1 (isolated calls)
-// the clock lies between boost and sustained in proportion to the busy share.
+// The mean clock over a call of `us` microseconds of a card that starts it at `start` and falls towards
+// `floor` with time constant tau: floor + (start - floor) tau/D (1 - exp(-D/tau)).
+[[nodiscard]] inline double mean_clock_mhz(double us, double start, double floor, double tau_us) {
+  if (!(us > 0) || !(tau_us > 0)) return start;
+  return floor + (start - floor) * tau_us / us * -std::expm1(-us / tau_us);
+}
+
+// Kernel time in microseconds of the GEMM on g, and the tile the model expects the library to pick. Under a
+// model step a GPU runs at its clock under load. A GEMM timed on its own, call after call, on a card whose
+// SGEMM loops run below boost (the capped T4 and P4 in NeuSight's public timings) starts each call at boost
+// and falls towards its loop clock as the call goes on: GEMMs of 0.3-1 ms imply 1311 MHz on the T4, of
+// 10 ms and more 715-730 (README, "Clocks under load"). It runs at the mean clock over its own duration
+// (the fixed point, by bisection).
 [[nodiscard]] inline Estimate estimate(const Shape& s, const Device& g, const Params& p, double kappa = 1) {
   const double boost = g.peak_clock_mhz(s.precision);
-  const double sustained = s.timed_alone ? g.loop_clock_mhz_at(s.precision) : g.load_clock_mhz(s.precision);
-  Estimate e = estimate_at(s, g, p, sustained, kappa);
-  if (s.duty < 1 && sustained < boost) {
-    const Estimate fast = estimate_at(s, g, p, boost, kappa);
-    e.us = fast.us + (e.us - fast.us) * std::clamp(s.duty, 0.0, 1.0);
+  Estimate e = estimate_at(s, g, p, g.load_clock_mhz(s.precision), kappa);
+  if (const double loop = g.loop_clock_mhz_at(s.precision); s.timed_alone && loop < boost) {
+    double lo = loop, hi = boost;  // the mean clock lies between; a longer call has a lower one
+    for (int i = 0; i < 24; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (mean_clock_mhz(estimate_at(s, g, p, mid, kappa).us, boost, loop, p.clock_fall_us) > mid ? lo : hi) = mid;
+    }
+    e = estimate_at(s, g, p, lo, kappa);
   }
   // Never below the roofline bound at the fastest datapath the precision allows.
   const auto w = s.work();
