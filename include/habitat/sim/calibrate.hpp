@@ -178,7 +178,10 @@ template <std::size_t N>
   const auto u = nonnegative_least_squares(xu, y), p = nonnegative_least_squares(xp, y);
   if (!u || !p) return std::nullopt;
   auto count = [](const std::array<double, 5>& b) { return RecordCount{b[0], b[1], b[2], b[3], b[4]}; };
-  return StepCost{count(*u), count(*p)};
+  StepCost cost;  // the bands and the borrowing note keep their defaults
+  cost.unprofiled = count(*u);
+  cost.profiled = count(*p);
+  return cost;
 }
 
 }  // namespace habitat::sim
