@@ -25,7 +25,8 @@ struct Row {
   std::string op;  // "linear" or "bmm"
   Shape shape;
   double measured_us = 0;
-  bool call_timed = false;  // NeuSight's protocol: one timed call, launch overhead included
+  // NeuSight's protocol: one timed call, launch overhead included (and a capped card's clock falling in it).
+  [[nodiscard]] bool call_timed() const { return shape.timed_alone; }
 };
 
 // The constants fitted to data, and the one protocol term: a timed call's overhead (NeuSight's rows).
@@ -36,7 +37,7 @@ struct Fit {
 
 // A timed call: the kernel plus the call's overhead.
 [[nodiscard]] inline double predict_us(const Row& r, const Fit& f, double kappa = 1) {
-  return estimate(r.shape, *r.gpu, f.params, kappa).us + (r.call_timed ? f.call_us : 0);
+  return estimate(r.shape, *r.gpu, f.params, kappa).us + (r.call_timed() ? f.call_us : 0);
 }
 
 // Library efficiency of each GPU and layout: how much faster (>1) or slower its vendor library runs large
@@ -47,9 +48,9 @@ using Calibrations = std::map<std::pair<const Device*, bool>, double>;
   std::map<std::pair<const Device*, bool>, std::vector<double>> logs;
   for (const auto& r : rows) {
     if (r.shape.work().flops < 1e9) continue;
-    const double kernel = r.measured_us - (r.call_timed ? f.call_us : 0);
+    const double kernel = r.measured_us - (r.call_timed() ? f.call_us : 0);
     if (kernel <= 0) continue;
-    logs[{r.gpu, r.shape.transposed_b}].push_back(std::log(predict_us(r, f) - (r.call_timed ? f.call_us : 0)) - std::log(kernel));
+    logs[{r.gpu, r.shape.transposed_b}].push_back(std::log(predict_us(r, f) - (r.call_timed() ? f.call_us : 0)) - std::log(kernel));
   }
   Calibrations c;
   for (auto& [key, v] : logs) c[key] = std::exp(detail::median(std::move(v), 0));
@@ -71,8 +72,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
     auto num = [&](int c) { return habitat::detail::parse_csv_number(f[static_cast<std::size_t>(c)]).value_or(-1); };
     // NeuSight's names: linear is x[B,M,N] through nn.Linear(N, K); bmm is [B,M,N] @ [B,N,K]. N is the
     // reduction dimension and K the output width (habitat's own schema calls the reduction K).
-    Row r{&gpu, op, {num(b), num(m), num(k), num(n), op == "linear", op == "linear"}, *us, t.neusight};
-    r.shape.timed_alone = t.neusight;
+    Row r{&gpu, op, {num(b), num(m), num(k), num(n), op == "linear", op == "linear", t.neusight}, *us};
     if (r.shape.batch > 0 && r.shape.m > 0 && r.shape.n > 0 && r.shape.k > 0) out.push_back(r);
   }
 }
@@ -87,7 +87,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   return rows;
 }
 
-// Fits the shared constants to the public rows (mean absolute log error), optionally leaving one GPU out.
+// Fits the shared constants to the rows (weighted mean absolute log error), optionally leaving one GPU out.
 [[nodiscard]] inline Fit fit(const std::vector<Row>& rows, const Device* leave_out = nullptr, int iterations = 400) {
   std::vector<const Row*> use;
   // habitat's kernel-timed H100/H200 rows weigh a quarter of a public row each (together about half a GPU's
@@ -96,7 +96,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   // time from a timed call's overhead, and the Hopper GPUs lost 4-8 points (README).
   for (const auto& r : rows)
     if (r.gpu != leave_out) use.push_back(&r);
-  auto weight = [](const Row& r) { return r.call_timed ? 1.0 : 0.25; };
+  auto weight = [](const Row& r) { return r.call_timed() ? 1.0 : 0.25; };
   double total = 0;
   for (const Row* r : use) total += weight(*r);
   auto unpack = [](const std::vector<double>& x) {
@@ -168,8 +168,8 @@ struct ErrorRow {
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
         ++paired;
-        const double o_kernel = o.measured_us - (o.call_timed ? f.call_us : 0);  // the origin's kernel time
-        const double over = r.call_timed ? f.call_us : 0;
+        const double o_kernel = o.measured_us - (o.call_timed() ? f.call_us : 0);  // the origin's kernel time
+        const double over = r.call_timed() ? f.call_us : 0;
         // Kernel times; the origin's library efficiency is known (it is in training), the left-out GPU's is not.
         const double ratio = estimate(r.shape, *g, f.params).us /
                              estimate(o.shape, *origin, f.params, kappa_of(cal, origin, o.shape.transposed_b)).us;
