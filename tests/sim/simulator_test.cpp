@@ -162,6 +162,35 @@ TEST_CASE("an event recorded on one stream and waited on by another orders their
   CHECK(tl.first_step_us >= 15 + 500 + 20);
 }
 
+TEST_CASE("a wait the trace does not explain is kept as far as the recorded step needs it, and said", "[sim]") {
+  // Kernel 2 started 5 ms after its launch, its stream and every other kernel allowed (a wait for another rank),
+  // and a device synchronize waited for it: the host recorded a step of about 5.2 ms.
+  Trace t = synthetic(4, 10, 5, 20, true);
+  for (int i = 2; i < 4; ++i) t.kernels[i].start_us += 5000;
+  t.step_duration_us = t.kernels[3].start_us + t.kernels[3].duration_us + 1;
+  const auto unfitted = sim::build_program_unfitted(t, {});
+  REQUIRE(unfitted.external_delay(2) == Approx(5000).margin(10));
+  CHECK(unfitted.external_delay(3) == 0);  // it waited for kernel 2, on its stream
+  std::vector<double> d;
+  for (const auto& k : t.kernels) d.push_back(k.duration_us);
+  CHECK(sim::simulate(t, unfitted, d).period_us > 5000);  // as found: every delay kept
+  const auto p = sim::build_program(t, {});
+  CHECK(sim::simulate(t, p, d).period_us == Approx(t.step_duration_us).epsilon(0.01));
+  CHECK(p.external_note.find("1 GPU operation(s) started later") != std::string::npos);
+  // Steps that overlap (a pipelined loop) are as long as the loop's period, not as their annotations.
+  t.step_period_us = 100;
+  CHECK(sim::build_program(t, {}).external_delay(2) == 0);
+  t.step_period_us = 0;
+  // A recorded step that does not need the delay (its kernels explain it) keeps none of it.
+  t.step_duration_us = 100;
+  const auto none = sim::build_program(t, {});
+  CHECK(none.external_delay(2) == 0);
+  CHECK(sim::simulate(t, none, d).period_us < 200);
+  // Without a delay, no note and no change.
+  const Trace plain = synthetic(4, 10, 5, 20, true);
+  CHECK(sim::build_program(plain, {}).external_note.empty());
+}
+
 TEST_CASE("a full launch queue blocks the host", "[sim]") {
   const Trace t = synthetic(20, 1, 1, 100, false);
   const auto p = sim::build_program(t, {});

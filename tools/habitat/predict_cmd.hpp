@@ -238,7 +238,10 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
     for (std::size_t i = 0; i < ps.size(); ++i) {
       const sim::HostModel& hm = host_models[i];
       auto it = programs.find(hm.runs_on);
-      if (it == programs.end()) it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
+      if (it == programs.end()) {
+        it = programs.emplace(hm.runs_on, sim::build_program(t, hm)).first;
+        if (!it->second.external_note.empty()) note({it->second.external_note});
+      }
       const sim::StepProgram program = extra_host.empty() ? it->second : whatif::with_added_host(it->second, extra_host);
       if (ddp.world_size > 1) {
         sim::DdpOptions o = ddp;

@@ -6,8 +6,10 @@
 // measures with CUDA events around each step of a training loop.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <string>
 #include <vector>
@@ -111,6 +113,7 @@ struct ItemRun {
             run_k.from = on;
           }
         }
+        run_k.start += p.external_delay(k);  // a wait outside the trace, as recorded
         run_k.end = run_k.start + duration_us[k];
         stream_last[t.kernels[k].stream] = r;
         pending.push(run_k.start);
@@ -219,6 +222,45 @@ struct ItemRun {
     if (sh.us > 0) tl.critical_path.push_back(sh);
   std::sort(tl.critical_path.begin(), tl.critical_path.end(), [](const auto& a, const auto& b) { return a.us > b.us; });
   return tl;
+}
+
+// The step program with its external delays (waits the trace does not explain) kept only as far as the
+// recorded step needs them: scaled alike so the origin's simulated step is no longer than the step the
+// host recorded, the profiler's cost removed. In a pipelined loop the neighbouring steps' work, which one
+// step's trace leaves out, explains the rest.
+[[nodiscard]] inline StepProgram build_program(const Trace& t, const HostModel& host) {
+  StepProgram p = build_program_unfitted(t, host);
+  const std::vector<double> raw = p.external_delay_us;
+  const double total = std::accumulate(raw.begin(), raw.end(), 0.0);
+  if (!(total > 0)) return p;
+  std::vector<double> d;
+  d.reserve(t.kernels.size());
+  for (const auto& k : t.kernels) d.push_back(k.duration_us);
+  // The step as the host recorded it: its annotation, or the loop's period where steps overlap (pipelining).
+  const double recorded = t.step_period_us > 0 ? std::min(t.step_duration_us, t.step_period_us) : t.step_duration_us;
+  const double target = std::max(0.0, recorded - std::max(0.0, p.recorded_host_us - p.host_us));
+  auto period = [&](double s) {
+    for (std::size_t i = 0; i < raw.size(); ++i) p.external_delay_us[i] = s * raw[i];
+    return simulate(t, p, d).period_us;
+  };
+  double lo = 0, hi = 1;
+  if (period(0) >= target) hi = 0;
+  else if (period(1) <= target) lo = 1;
+  for (int i = 0; i < 20 && hi > lo; ++i) (period(0.5 * (lo + hi)) > target ? hi : lo) = 0.5 * (lo + hi);
+  for (std::size_t i = 0; i < raw.size(); ++i) p.external_delay_us[i] = lo * raw[i];
+  const double kept_ms = lo * total / 1e3;
+  const auto longest = std::max_element(raw.begin(), raw.end());
+  const auto& k = t.kernels[static_cast<std::size_t>(longest - raw.begin())];
+  char ms[160];
+  std::snprintf(ms, sizeof ms, " (%.1f ms in all, the longest %.1f ms before '%.50s' on stream %lld)", total / 1e3, *longest / 1e3, k.name.c_str(),
+                static_cast<long long>(k.stream));
+  char kept[160];
+  if (kept_ms > 0) std::snprintf(kept, sizeof kept, "kept on every GPU: %.1f ms of them, as the recorded step of %.1f ms needs", kept_ms, recorded / 1e3);
+  else std::snprintf(kept, sizeof kept, "none kept: the step's own work fills the recorded %.1f ms", recorded / 1e3);
+  p.external_note = std::to_string(std::count_if(raw.begin(), raw.end(), [](double x) { return x > 0; })) +
+                    " GPU operation(s) started later than anything in the trace explains" + ms +
+                    ": waits for other ranks, processes or threads the trace does not show; " + kept;
+  return p;
 }
 
 }  // namespace habitat::sim

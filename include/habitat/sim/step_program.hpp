@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct StepProgram {
   double tail_us = 0;             // host work after the last call, to the end of the step
   double tail_unrecorded_us = 0, tail_unrecorded_recorded_us = 0;  // of it, as HostItem's unrecorded_us
   std::vector<std::vector<int>> waits_for;  // per kernel: kernels on other streams it started after (-1: the previous step)
+  // Per kernel: how much later it started than anything in the trace explains (a wait for another rank, process
+  // or thread), kept on every GPU as far as the recorded step needs it; empty: none. external_note says so.
+  std::vector<double> external_delay_us;
+  std::string external_note;
+  [[nodiscard]] double external_delay(int k) const { return k < static_cast<int>(external_delay_us.size()) ? external_delay_us[k] : 0.0; }
   double launch_latency_us = 0;   // from a launch call's return to its kernel's start on an idle stream
   double queue_gap_us = 0;        // between back-to-back kernels of one stream
   double wait_latency_us = 0;     // from a kernel's end to the start of one on another stream that waited for it
@@ -77,7 +83,10 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
 // (an event record -> stream wait pair; Kineto does not say which).
 // A delayed kernel that no kernel of the step explains waited for the previous step's work (in a loop
 // without syncs the GPU is still busy with it when the step's launches come): marked with -1.
-[[nodiscard]] inline std::vector<std::vector<int>> infer_waits(const Trace& t, double latency, double gap) {
+// A kernel that started more than external_wait_us later than its launch, its stream and the kernel it waited
+// for allow waited for something the trace does not show; that delay goes to `external` (sized n).
+inline constexpr double external_wait_us = 1000;
+[[nodiscard]] inline std::vector<std::vector<int>> infer_waits(const Trace& t, double latency, double gap, std::vector<double>& external) {
   constexpr double tolerance_us = 3;
   const int n = static_cast<int>(t.kernels.size());
   std::vector<std::vector<int>> waits(n);
@@ -105,6 +114,8 @@ inline void classify_gap(const Trace& t, int before, int after, double from, dou
     }
     if (waits[i].empty() && k.start_us < t.kernels.front().start_us + 0.5 * (end(by_end.back()) - t.kernels.front().start_us))
       waits[i].push_back(-1);
+    else if (const double explained = waits[i].empty() ? ready : std::max(ready, end(waits[i].front())); k.start_us - explained > external_wait_us)
+      external[i] = k.start_us - explained;
   }
   // Orders the host asked for, seen or not in the timing (a slow host hides them): an event recorded
   // after a launch onto one stream, then waited on before a launch onto another.
@@ -193,7 +204,8 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
 
 }  // namespace detail
 
-[[nodiscard]] inline StepProgram build_program(const Trace& t, const HostModel& host) {
+// The program before its external delays are fitted (sim::build_program, simulator.hpp, fits them).
+[[nodiscard]] inline StepProgram build_program_unfitted(const Trace& t, const HostModel& host) {
   StepProgram p;
   p.assumptions = host.assumptions;
   const int n = static_cast<int>(t.kernels.size());
@@ -216,7 +228,8 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
   // The lower quartile: launches onto an idle stream that still waited for another stream are not latency.
   p.launch_latency_us = std::clamp(habitat::detail::quantile(latencies, 0.25, 3.0), 0.0, 20.0);
   p.queue_gap_us = std::clamp(habitat::detail::median(gaps, 1.0), 0.0, 5.0);
-  p.waits_for = t.calls.empty() ? std::vector<std::vector<int>>(n) : detail::infer_waits(t, p.launch_latency_us, p.queue_gap_us);
+  p.external_delay_us.assign(n, 0.0);
+  p.waits_for = t.calls.empty() ? std::vector<std::vector<int>>(n) : detail::infer_waits(t, p.launch_latency_us, p.queue_gap_us, p.external_delay_us);
   {
     std::vector<double> after_wait;  // from the awaited kernel's end to the start: an event wait's own latency
     for (int i = 0; i < n; ++i)

@@ -103,6 +103,7 @@ struct Trace {
   std::vector<HostCall> calls;     // runtime and driver calls of the step, sorted by start time
   std::vector<double> marks_us;    // starts of the step's other profiler records (user annotations)
   int profiled_steps = 0;          // ProfilerStep annotations in the file
+  double step_period_us = 0;       // median spacing of consecutive steps' starts (0: fewer than two steps)
   std::vector<std::string> warnings;  // what the reader had to assume
 
   // Sum of GPU work durations (Lin et al.'s GPU active time: overlap on streams counts twice).

@@ -458,6 +458,13 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
   if (synthesized) detail::synthesize_steps(c, options.whole_trace, t.warnings);
   std::sort(c.steps.begin(), c.steps.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
   t.profiled_steps = static_cast<int>(c.steps.size());
+  {  // the loop's period: the median spacing of consecutive steps' starts
+    std::vector<double> spacing;
+    for (std::size_t i = 1; i < c.steps.size(); ++i)
+      if (c.steps[i].number == c.steps[i - 1].number + 1 && c.steps[i].start > c.steps[i - 1].start)
+        spacing.push_back(c.steps[i].start - c.steps[i - 1].start);
+    t.step_period_us = habitat::detail::median(std::move(spacing), 0);
+  }
   // Launch times, sorted: a step launched GPU work if one falls in its window. Without runtime events
   // (some exporters drop them) kernels are taken by their GPU start instead.
   const bool have_launches = !c.launch_by_corr.empty();
