@@ -118,8 +118,8 @@ TEST_CASE("convolutions: the shipped efficiency constants are what NeuSight's pu
     INFO("coefficient " << i << ": shipped " << habitat::mlp::conv_model.coefs[i] << ", re-fit " << refit[i]);
     CHECK(habitat::mlp::conv_model.coefs[i] == Approx(refit[i]).margin(0.002));
   }
-  // The physical signs: efficiency rises with tile use, reduction depth and tiles, falls with traffic.
-  CHECK((refit[1] > 0 && refit[2] > 0 && refit[3] < 0 && refit[4] > 0));
+  // The physical signs: efficiency rises with tile use, reduction depth, waves and the algorithm's own efficiency.
+  CHECK((refit[1] > 0 && refit[2] > 0 && refit[3] > 0 && refit[4] > 0));
 }
 
 TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softmax on NeuSight's GPUs and habitat's", "[physics][accuracy]") {
@@ -147,10 +147,10 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
     CHECK(by["H100 SXM"][op].model < 0.14);
   }
   // Convolutions: the efficiency model fitted without the GPU beats "same time" from the H100 everywhere,
-  // and stays within bounds a little above what it measures (README, "Clocks under load": the T4 at the clock
-  // its power limit gives, 59.6% -> 27.0%; the V100 lost 4 points to the refit, 31.2% -> 35.2%).
+  // and stays within bounds a little above what it measures (README: with the algorithm's time through the
+  // tile model, V100 32.7%, P4 31.0%, T4 25.6%, A100 23.3%, P100 27.4%, H100 35.0%, H200 37.1%).
   for (const auto& [gpu, bound] : std::map<std::string, double>{
-           {"V100 PCIe 32GB", 0.37}, {"P4", 0.31}, {"T4", 0.29}, {"A100 PCIe 80GB", 0.29}, {"P100", 0.32}, {"H100 SXM", 0.36}, {"H200", 0.37}}) {
+           {"V100 PCIe 32GB", 0.35}, {"P4", 0.33}, {"T4", 0.28}, {"A100 PCIe 80GB", 0.26}, {"P100", 0.30}, {"H100 SXM", 0.37}, {"H200", 0.39}}) {
     const auto& e = by[gpu]["conv"];
     INFO(gpu << " conv: " << e.model << " (same time " << e.same << ")");
     CHECK(e.model < bound);

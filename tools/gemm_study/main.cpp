@@ -20,7 +20,7 @@ using namespace habitat;
 namespace {
 
 struct Args {
-  std::string public_dir, opdata_dir = "data/opdata", params_out, part = "all";
+  std::string public_dir, opdata_dir = "data/opdata", params_out, dump, part = "all";
   int iterations = 300;
   std::size_t bmm_every = 8;
   double check_limit = 0;
@@ -44,8 +44,7 @@ void write_params(const std::string& path, std::size_t rows, const gemm::Fit& al
       << "#include <array>\n\n#include \"habitat/predict/gemm_tile.hpp\"\n\nnamespace habitat::gemm {\n\ninline constexpr Params fitted{"
       << p.e_max << ", " << p.k_half << ", " << p.alpha << ", " << p.e_mem << ", " << p.fixed_cycles << ", " << p.legacy_tn << ", "
       << p.resident << ", " << p.clock_fall_us << "};\n// Overhead of one timed call in NeuSight's protocol (CUDA events around one call; not part of a kernel).\n"
-      << "inline constexpr double fitted_call_us = " << all.call_us
-      << ";\n\n// Library efficiency of the measured GPUs (median over GEMMs of >= 1 GFLOP; nn: bmm, tn: linear); other GPUs: 1.\n";
+      << "inline constexpr double fitted_call_us = " << all.call << ";\n\n// Library efficiency of the measured GPUs (median over GEMMs of >= 1 GFLOP; nn: bmm, tn: linear); other GPUs: 1.\n";
   // A GPU measured in one layout only keeps 1 for the other.
   std::map<std::string, std::pair<double, double>> by_name;
   for (const auto& [key, k] : cal) {
@@ -61,6 +60,30 @@ void write_params(const std::string& path, std::size_t rows, const gemm::Fit& al
   out << "}};\n\n}  // namespace habitat::gemm\n";
 }
 
+// Every row with the GPU's catalog physics, the model fitted on every GPU and each fit leaving a GPU out
+// (column wo<i>: without the i-th GPU of the header's list), for studies of what the model misses.
+void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, const gemm::Fit& all, const gemm::LeaveOutFits& fits) {
+  std::ofstream out(path);
+  if (!out) throw make_error(path, "", "cannot write");
+  const auto gpus = gemm::gpus_of(rows);
+  out << "gpu,op,batch,m,n,k,tn,timed_alone,measured_us,model_us,tile_m,tile_n,waves,sms,flops_per_clk_sm,load_mhz,loop_mhz,boost_mhz,"
+         "bandwidth_gbps,l2_mib,smem_kib,cc_major,tdp_w,call_us";
+  for (std::size_t i = 0; i < gpus.size(); ++i) out << ",wo" << i;
+  out << "\n";
+  for (const auto& r : rows) {
+    const Device& g = *r.gpu;
+    const auto e = gemm::estimate(r.shape, g, all.params);
+    out << g.name << "," << r.op << "," << r.shape.batch << "," << r.shape.m << "," << r.shape.n << "," << r.shape.k << ","
+        << r.shape.transposed_b << "," << r.call_timed() << "," << r.measured_us << "," << gemm::predict_us(r, all) << "," << e.tile.tm << ","
+        << e.tile.tn << "," << e.waves << "," << g.sms << "," << g.flops_per_clk_per_sm(r.shape.precision) << ","
+        << g.load_clock_mhz(r.shape.precision) << "," << g.loop_clock_mhz_at(r.shape.precision) << "," << g.boost_clock_mhz << ","
+        << g.sustained_bandwidth_gbps() << "," << g.l2_mib << "," << g.limits.shared_mem_per_sm / 1024 << "," << g.cc_major << "," << g.tdp_w
+        << "," << all.call_us(r);
+    for (const Device* o : gpus) out << "," << gemm::predict_us(r, fits.at(o));
+    out << "\n";
+  }
+}
+
 // GEMMs: fit on everything, optionally write the header, then leave one GPU out. False if --check fails.
 bool gemm_part(const Args& a, const Catalog& cat) {
   const auto rows = gemm::load_rows(cat, a.public_dir, a.opdata_dir, a.bmm_every);
@@ -70,12 +93,14 @@ bool gemm_part(const Args& a, const Catalog& cat) {
   const auto& p = all.params;
   std::printf("fitted on all GPUs: e_max %.3f, k_half %.1f, alpha %.3f, e_mem %.3f, fixed %.0f cycles, legacy tn %.2f, resident %.0f, "
               "clock fall %.0f us, call %.1f us\n\n",
-              p.e_max, p.k_half, p.alpha, p.e_mem, p.fixed_cycles, p.legacy_tn, p.resident, p.clock_fall_us, all.call_us);
+              p.e_max, p.k_half, p.alpha, p.e_mem, p.fixed_cycles, p.legacy_tn, p.resident, p.clock_fall_us, all.call);
   std::printf("Leave-one-GPU-out, MAPE of the op's latency (model fitted without that GPU):\n\n");
   std::printf("| GPU | op | n | unseen GPU: tile model | unseen: ratio from origin | origin | in training, calibrated | same time | FLOPS ratio | "
               "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");
   bool ok = true;
-  for (const auto& e : gemm::leave_one_gpu_out(rows, cat, all, a.iterations)) {
+  const auto fits = gemm::leave_out_fits(rows, a.iterations);
+  if (!a.dump.empty()) dump_rows(a.dump, rows, all, fits);
+  for (const auto& e : gemm::leave_one_gpu_out(rows, cat, all, fits)) {
     std::printf("| %s | %s | %zu | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, pct(e.model).c_str(),
                 pct(e.ratio).c_str(), e.origin.c_str(), pct(e.calibrated).c_str(), pct(e.same).c_str(), pct(e.flops).c_str(),
                 pct(e.bandwidth).c_str());
@@ -93,8 +118,7 @@ void ops_part(const Args& a, const Catalog& cat) {
               opstudy::l2_rate(rows, nullptr));
   for (auto k : {ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
     std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
-  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+%.0f mem/compute), log(1+waves))", mlp::conv_model.k_half,
-              mlp::conv_model.traffic);
+  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm))", mlp::conv_model.k_half);
   for (double c : opstudy::conv_coefs(rows, floors, nullptr)) std::printf(" %.3f", c);
   std::printf("; call floors (us)");
   for (const auto& op : opstudy::study_ops)
@@ -122,6 +146,7 @@ int main(int argc, char** argv) {
   app.add_option("--public", a.public_dir, "NeuSight's public data folder (with train/linear, train/bmm)")->required();
   app.add_option("--opdata", a.opdata_dir, "habitat's measurements (<gpu>_neusight/{linear,bmm}.csv)");
   app.add_option("--write-params", a.params_out, "write the constants fitted on every GPU as a C++ header");
+  app.add_option("--dump", a.dump, "write every row with its catalog physics and each fit's prediction as CSV");
   app.add_option("--iterations", a.iterations, "Nelder-Mead iterations per fit");
   app.add_option("--bmm-every", a.bmm_every, "use every n-th bmm configuration (the public bmm set is 3x the others)");
   app.add_option("--check", a.check_limit, "exit 1 if any GPU's ratio-method or direct error (whichever is lower) exceeds this share");

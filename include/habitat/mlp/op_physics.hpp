@@ -146,21 +146,41 @@ struct ImplicitGemm {
   return {std::max(b * side * side, 1.0), std::max(co, 1.0), std::max(ci * ks * ks, 1.0)};
 }
 
+// The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit
+// GEMM, or for a 3x3 stride-1 convolution Winograd F(4x4, 3x3) where that is faster (cuDNN picks it for
+// 60-80% of NeuSight's convolutions on every public GPU: their timings name the kernels): 36 GEMMs of
+// (4x4 output tiles) x input channels x output channels, plus the transforms' traffic, each tensor once
+// at sustained bandwidth (input in, 36/16 of it out and back in; the same for the output).
+[[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g) {
+  const auto ig = implicit_gemm(q);
+  const double implicit = gemm::estimate({1, ig.m, ig.n, ig.k, true, false}, g, gemm::fitted).us;
+  const auto& d = q.dims;
+  const double b = d[0], ci = d[1], co = d[2], ks = d[3], in = d[4], stride = d[5], pad = d[6];
+  if (q.op != ops::OpKind::conv2d || ks != 3 || stride != 1) return implicit;
+  const double side = std::max(ops::conv_out_size(in, ks, stride, pad), 1.0), tiles = std::max(b * std::ceil(side / 4) * std::ceil(side / 4), 1.0);
+  const double bytes = 4 * std::max(b * ci * in * in + 2 * 36 * tiles * (ci + co) + b * co * side * side, 0.0);
+  const double winograd = gemm::estimate({36, tiles, std::max(co, 1.0), std::max(ci, 1.0), false, false}, g, gemm::fitted).us +
+                          bytes / (g.sustained_bandwidth_gbps() * 1e3);
+  return std::min(implicit, winograd);
+}
+
 // The share of the sustained FP32 roofline a convolution reaches, exp(coefs . features), log-linear in
-// four facts of its implicit GEMM (NeuSight's convolutions are all 3x3, stride 1: one shared share fits
-// them within ~40% even on their own GPU; the shape is what varies):
+// facts of its implicit GEMM and of its algorithm (NeuSight's convolutions are all 3x3, stride 1: one shared
+// share fits them within ~40% even on their own GPU; the shape is what varies):
 //   log q               tile quantization: the share of the tile-waves the GPU runs that is the GEMM's
 //                       (q = MN / (ceil(waves) x SMs x 128 x 128): edge tiles and the last wave part-full);
 //   log K/(K + k_half)  reduction depth: a tile's prologue and epilogue amortize over its K loop;
-//   log(1 + t mem/comp) operand traffic against the math, the part that does not hide under it: mem is
-//                       every operand once at sustained bandwidth, t = 8 the traffic the tiles really move
-//                       (the input re-read by neighbouring tiles);
 //   log(1 + waves)      the waves the GPU runs, ceil(tiles / SMs): more waves hide more latency, and the
-//                       ramp and tail are a smaller share.
-// t barely matters leaving one GPU out (t = 1 to 32: within a point). Tried and left out (README gives the
+//                       ramp and tail are a smaller share;
+//   log(compute / alg)  the FLOPs' time at the sustained rate over conv_algorithm_us, the faster of the
+//                       implicit GEMM and Winograd through the GEMM tile model (Winograd's 2.25x fewer
+//                       multiplications and its transforms' traffic; the tiles' waves on this GPU).
+// It replaced an operand-traffic term log(1 + 8 mem/compute), whose sign turned unphysical beside it (the
+// algorithm's time carries the traffic), at the same accuracy. Tried and left out (README gives the
 // numbers): q as the last wave's fill alone (not the empty edge tiles) and fractional waves, with which a
 // larger batch could run faster (a quantization step rewarded more than the work it adds); a spatial halo
-// term log Ho/(Ho + kernel - 1) and log Ho (under a point of gain, the halo term with the unphysical sign).
+// term log Ho/(Ho + kernel - 1) and log Ho (under a point of gain, the halo term with the unphysical sign);
+// the algorithm's time alone as the model (P4 76%, T4 42% leaving each out).
 // Coefficients: least squares on log(efficiency) of NeuSight's public FP32 convolution timings on P4,
 // P100, T4, V100 and A100 80GB (sitar-lab/NeuSight, MIT; kernel time, the timed call's overhead taken off,
 // over 0.03 ms), derived once; the rows are not shipped. `habitat-gemm-study --part ops` re-derives them
@@ -173,11 +193,9 @@ using ConvFeatures = std::array<double, conv_feature_count>;
 struct ConvModel {
   double tile = 128;      // output tile side (M and N) of cuDNN's FP32 implicit-GEMM kernels
   double k_half = 256;    // reduction depth at which the K loop is half the tile's time (LOGO flat at 64-1024)
-  double traffic = 8;     // t above: bytes moved per compulsory byte
-  // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most
-  // 2600), the traffic ratio where the op is memory-bound by far (public rows: at most 3).
-  double max_mem_ratio = 100, max_waves = 2600;
-  ConvCoefs coefs{-0.175, 0.506, 0.972, -0.287, 0.307};  // intercept, q, depth, traffic, waves
+  // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most 2600).
+  double max_waves = 2600;
+  ConvCoefs coefs{-0.472, 0.368, 0.968, 0.321, 0.433};  // intercept, q, depth, waves, algorithm
 };
 inline constexpr ConvModel conv_model{};
 
@@ -191,15 +209,11 @@ inline constexpr ConvModel conv_model{};
 // The efficiency model's features of a convolution on g (finite for any dims: the GEMM's sides are at least 1).
 [[nodiscard]] inline ConvFeatures conv_features(const OpQuery& q, const Device& g) {
   const auto gemm = implicit_gemm(q);
-  const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  const auto sustained = roofline_sustained(w.flops, w.bytes, op_precision(q), g);
-  const double mem_ratio = sustained.memory_us / std::max(sustained.compute_us, 1e-12);
   const double sms = std::max(g.sms, 1), tile_area = conv_model.tile * conv_model.tile;
   const double waves = std::ceil(gemm.m / conv_model.tile) * std::ceil(gemm.n / conv_model.tile) / sms;
   const double quantization = std::min(gemm.m * gemm.n / (std::ceil(waves) * sms * tile_area), 1.0);
   return {1.0, std::log(quantization), std::log(gemm.k / (gemm.k + conv_model.k_half)),
-          std::log1p(conv_model.traffic * std::min(mem_ratio, conv_model.max_mem_ratio)),
-          std::log1p(std::min(std::ceil(waves), conv_model.max_waves))};
+          std::log1p(std::min(std::ceil(waves), conv_model.max_waves)), std::log(sustained_compute_ms(q, g) * 1e3 / conv_algorithm_us(q, g))};
 }
 
 [[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefs& coefs = conv_model.coefs) {

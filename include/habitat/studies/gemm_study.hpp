@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,13 @@ struct Row {
 // The constants fitted to data, and the one protocol term: a timed call's overhead (NeuSight's rows).
 struct Fit {
   Params params;
-  double call_us = 0;
+  double call = 0;
+  [[nodiscard]] double call_us(const Row& r) const { return r.call_timed() ? call : 0; }
 };
 
 // A timed call: the kernel plus the call's overhead.
 [[nodiscard]] inline double predict_us(const Row& r, const Fit& f, double kappa = 1) {
-  return estimate(r.shape, *r.gpu, f.params, kappa).us + (r.call_timed() ? f.call_us : 0);
+  return estimate(r.shape, *r.gpu, f.params, kappa).us + f.call_us(r);
 }
 
 // Library efficiency of each GPU and layout: how much faster (>1) or slower its vendor library runs large
@@ -48,9 +50,9 @@ using Calibrations = std::map<std::pair<const Device*, bool>, double>;
   std::map<std::pair<const Device*, bool>, std::vector<double>> logs;
   for (const auto& r : rows) {
     if (r.shape.work().flops < 1e9) continue;
-    const double kernel = r.measured_us - (r.call_timed() ? f.call_us : 0);
+    const double kernel = r.measured_us - f.call_us(r);
     if (kernel <= 0) continue;
-    logs[{r.gpu, r.shape.transposed_b}].push_back(std::log(predict_us(r, f) - (r.call_timed() ? f.call_us : 0)) - std::log(kernel));
+    logs[{r.gpu, r.shape.transposed_b}].push_back(std::log(predict_us(r, f) - f.call_us(r)) - std::log(kernel));
   }
   Calibrations c;
   for (auto& [key, v] : logs) c[key] = std::exp(detail::median(std::move(v), 0));
@@ -99,14 +101,21 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   auto weight = [](const Row& r) { return r.call_timed() ? 1.0 : 0.25; };
   double total = 0;
   for (const Row* r : use) total += weight(*r);
-  auto unpack = [](const std::vector<double>& x) {
+  // A kernel's fixed time is measured where kernels are timed alone (CUPTI: habitat's H100/H200 rows): the
+  // median of the smallest GEMMs' kernel times, in SM cycles. Fitted to timed calls it would trade against
+  // the call's overhead, and took the older GPUs' slower hosts for slower kernels.
+  std::vector<double> tiny;
+  for (const Row* r : use)
+    if (!r->call_timed() && r->shape.work().flops < 1e7) tiny.push_back(r->measured_us * r->gpu->load_clock_mhz(r->shape.precision));
+  const std::optional<double> fixed = tiny.empty() ? std::nullopt : std::optional(detail::median(std::move(tiny), 0));
+  auto unpack = [&fixed](const std::vector<double>& x) {
     Fit f;
     f.params.e_max = std::min(1.0, std::exp(x[0]));
     f.params.k_half = std::exp(x[1]);
     f.params.alpha = std::exp(x[2]);
     f.params.e_mem = std::min(1.0, std::exp(x[3]));
-    f.params.fixed_cycles = std::exp(x[4]);
-    f.call_us = std::exp(x[5]);
+    f.params.fixed_cycles = fixed.value_or(std::exp(x[4]));
+    f.call = std::exp(x[5]);
     f.params.resident = std::exp(x[6]);
     f.params.legacy_tn = std::min(1.0, std::exp(x[7]));
     f.params.clock_fall_us = std::exp(x[8]);
@@ -134,25 +143,38 @@ struct ErrorRow {
   std::string origin;
 };
 
-// Leave-one-GPU-out: per GPU and op, the model fitted without that GPU, directly and by the ratio method
-// from the origin GPU's measurement of the same configuration (H100; the A100 for the H100 itself).
-// `full` is the fit on every row (the caller's, made once), for the calibrated column.
-[[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat, const Fit& full,
-                                                             int iterations = 400) {
+// The GPUs of the rows, in order of first appearance.
+[[nodiscard]] inline std::vector<const Device*> gpus_of(const std::vector<Row>& rows) {
   std::vector<const Device*> gpus;
   for (const auto& r : rows)
     if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  return gpus;
+}
+
+// One fit per GPU, made without it. The fits are independent: run them side by side.
+using LeaveOutFits = std::map<const Device*, Fit>;
+[[nodiscard]] inline LeaveOutFits leave_out_fits(const std::vector<Row>& rows, int iterations = 400) {
+  const auto gpus = gpus_of(rows);
+  std::vector<std::future<Fit>> fits;
+  for (const Device* g : gpus) fits.push_back(std::async(std::launch::async, [&rows, g, iterations] { return fit(rows, g, iterations); }));
+  LeaveOutFits out;
+  for (std::size_t i = 0; i < gpus.size(); ++i) out[gpus[i]] = fits[i].get();
+  return out;
+}
+
+// Leave-one-GPU-out: per GPU and op, the model fitted without that GPU (`fits`), directly and by the ratio
+// method from the origin GPU's measurement of the same configuration (H100; the A100 for the H100 itself).
+// `full` is the fit on every row (the caller's, made once), for the calibrated column.
+[[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat, const Fit& full,
+                                                             const LeaveOutFits& fits) {
+  const auto gpus = gpus_of(rows);
   using Key = std::tuple<std::string, double, double, double, double>;
   std::map<const Device*, std::map<Key, const Row*>> by_gpu;
   for (const auto& r : rows) by_gpu[r.gpu][Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}] = &r;
   std::vector<ErrorRow> out;
-  // The fits are independent: run them side by side.
-  std::vector<std::future<Fit>> fits;
-  for (const Device* g : gpus) fits.push_back(std::async(std::launch::async, [&rows, g, iterations] { return fit(rows, g, iterations); }));
   const Calibrations full_cal = calibrate(rows, full);
-  for (std::size_t gi = 0; gi < gpus.size(); ++gi) {
-    const Device* g = gpus[gi];
-    const Fit f = fits[gi].get();
+  for (const Device* g : gpus) {
+    const Fit& f = fits.at(g);
     const Calibrations cal = calibrate(rows, f);  // the left-out GPU's own entry is never used below
     const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
     for (const char* op : {"linear", "bmm"}) {
@@ -168,8 +190,8 @@ struct ErrorRow {
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
         ++paired;
-        const double o_kernel = o.measured_us - (o.call_timed() ? f.call_us : 0);  // the origin's kernel time
-        const double over = r.call_timed() ? f.call_us : 0;
+        const double o_kernel = o.measured_us - f.call_us(o);  // the origin's kernel time
+        const double over = f.call_us(r);
         // Kernel times; the origin's library efficiency is known (it is in training), the left-out GPU's is not.
         const double ratio = estimate(r.shape, *g, f.params).us /
                              estimate(o.shape, *origin, f.params, kappa_of(cal, origin, o.shape.transposed_b)).us;
