@@ -114,7 +114,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
     f.params.k_half = std::exp(x[1]);
     f.params.alpha = std::exp(x[2]);
     f.params.e_mem = std::min(1.0, std::exp(x[3]));
-    f.params.fixed_cycles = fixed.value_or(std::exp(x[4]));
+    f.params.fixed_cycles = fixed.value_or(std::exp(x[4]));  // x[4] idles where it is measured
     f.call = std::exp(x[5]);
     f.params.resident = std::exp(x[6]);
     f.params.legacy_tn = std::min(1.0, std::exp(x[7]));
