@@ -267,6 +267,8 @@ class Catalog {
     if (auto v = opt_string(o, "memory", at)) d.memory = *v;
     num("tensor_clock_mhz", d.tensor_clock_mhz, detail::plausible::clock_or_default_mhz);
     num("sustained_clock_mhz", d.sustained_clock_mhz, detail::plausible::clock_or_default_mhz);
+    num("tensor_step_clock_mhz", d.tensor_step_clock_mhz, detail::plausible::clock_or_default_mhz);
+    if (auto v = opt_string(o, "tensor_step_clock_source", at)) d.tensor_step_clock_source = *v;
     if (auto v = opt_string(o, "sustained_clock_source", at)) d.sustained_clock_source = *v;
     if (auto v = opt_string(o, "power_reference", at)) d.power_reference = *v;
     num("loop_clock_mhz", d.loop_clock_mhz, detail::plausible::clock_or_default_mhz);

@@ -73,6 +73,10 @@ struct Device {
   int sms = 0;
   double base_clock_mhz = 0, boost_clock_mhz = 0;
   double tensor_clock_mhz = 0;     // clock the vendor quotes tensor peaks at (0: boost)
+  // SM clock tensor-core kernels run at under a model step, measured (0: tensor_clock_mhz). The datasheet's is
+  // what a tensor-core GEMM loop holds at the power limit; a step mixes them with lighter work (fixtures/clocks).
+  double tensor_step_clock_mhz = 0;
+  std::string tensor_step_clock_source;
   double sustained_clock_mhz = 0;  // SM clock under a model step's load where it is below boost, measured (0: see below)
   std::string sustained_clock_source;
   // A power-capped card without a measured clock names a card of its process that holds boost at its TDP;
@@ -133,7 +137,7 @@ struct Device {
   // Clock under a model step's load: measured where known, else derived from the board's power limit for a
   // power-capped card, else the peak clock.
   [[nodiscard]] double load_clock_mhz(Precision p) const {
-    const double peak = peak_clock_mhz(p);
+    const double peak = on_tensor_cores(p) && tensor_step_clock_mhz > 0 ? tensor_step_clock_mhz : peak_clock_mhz(p);
     const double capped = sustained_clock_mhz > 0 ? sustained_clock_mhz : power_clock_mhz;
     return capped > 0 ? std::min(capped, peak) : peak;
   }
