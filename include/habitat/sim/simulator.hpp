@@ -239,15 +239,18 @@ struct ItemRun {
   // The step as the host recorded it: its annotation, or the loop's period where steps overlap (pipelining).
   const double recorded = t.step_period_us > 0 ? std::min(t.step_duration_us, t.step_period_us) : t.step_duration_us;
   const double target = std::max(0.0, recorded - std::max(0.0, p.recorded_host_us - p.host_us));
-  auto period = [&](double s) {
+  auto keep = [&](double s) {
     for (std::size_t i = 0; i < raw.size(); ++i) p.external_delay_us[i] = s * raw[i];
+  };
+  auto period = [&](double s) {
+    keep(s);
     return simulate(t, p, d).period_us;
   };
   double lo = 0, hi = 1;
   if (period(0) >= target) hi = 0;
   else if (period(1) <= target) lo = 1;
   for (int i = 0; i < 20 && hi > lo; ++i) (period(0.5 * (lo + hi)) > target ? hi : lo) = 0.5 * (lo + hi);
-  for (std::size_t i = 0; i < raw.size(); ++i) p.external_delay_us[i] = lo * raw[i];
+  keep(lo);
   const double kept_ms = lo * total / 1e3;
   const auto longest = std::max_element(raw.begin(), raw.end());
   const auto& k = t.kernels[static_cast<std::size_t>(longest - raw.begin())];
