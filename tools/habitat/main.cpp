@@ -140,6 +140,11 @@ int main(int argc, char** argv) {
   predict->add_option("--gpus-per-node", ddp.gpus_per_node, "GPUs per node (default: the destination's typical node, see `habitat devices`)")
       ->check(CLI::Range(1, 1024));
   predict->add_option("--bucket-mb", bucket_mb, "DDP's bucket_cap_mb (default 25)")->check(CLI::Range(0.001, 1e6));
+  std::string parallel = "ddp";
+  predict->add_option("--parallel", parallel,
+                      "how --world-size GPUs share the step: ddp (default), or fsdp[,grad_op][,bf16][,units=blocks|layers|N] "
+                      "(FSDP2: full shard, or parameters kept from forward to backward; bf16 parameters; the units wrapped: the "
+                      "model's repeated blocks (default), every layer with parameters, or N units of equal size)");
   predict->add_option("--interconnect", interconnect, "link between GPUs of a node: nvlink, pcie, or GB/s per direction (default: the catalog's)");
   predict->add_option("--network-gbps", ddp.network_gbps, "network between nodes, GB/s per GPU and direction (default: the catalog's)")
       ->check(CLI::Range(1e-3, 1e5));
@@ -223,7 +228,7 @@ int main(int argc, char** argv) {
     if (*predict_ops) return cli::run_predict_ops(pops, cat, c.format == "table" && !predict_ops->count("--format") ? "csv" : c.format);
     if (*export_et) return cli::run_export_et(et_args, c, cat, std::cout, std::cerr);
     if (*predict) {
-      PredictArgs a{trace_path, to, origin_name, batch, host_args, ddp, interconnect, bucket_mb, breakdown, what_if_args};
+      PredictArgs a{trace_path, to, origin_name, batch, host_args, ddp, interconnect, bucket_mb, breakdown, what_if_args, parallel};
       run_predict(a, c, cat, std::cout, std::cerr);
       return 0;
     }

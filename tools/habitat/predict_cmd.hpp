@@ -11,6 +11,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "habitat/report/writers.hpp"
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/ddp.hpp"
+#include "habitat/sim/fsdp.hpp"
 #include "habitat/whatif/whatif.hpp"
 #include "predict_ops_cmd.hpp"
 #include "predictors.hpp"
@@ -161,7 +163,47 @@ struct PredictArgs {
   double bucket_mb = 25;
   std::optional<std::size_t> breakdown;
   std::vector<std::string> what_if_args;
+  std::string parallel = "ddp";  // --parallel
 };
+
+// --parallel: "ddp", or "fsdp" with options ("fsdp,grad_op,bf16,units=layers"); nullopt for DDP.
+[[nodiscard]] inline std::optional<sim::FsdpOptions> parse_parallel(const std::string& spec, const sim::DdpOptions& ddp) {
+  if (spec == "ddp" || spec.empty()) return std::nullopt;
+  std::vector<std::string> parts;
+  std::stringstream ss(spec);
+  for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
+  if (parts.empty() || parts.front() != "fsdp")
+    throw make_error(spec, "--parallel", "must be ddp or fsdp[,grad_op][,bf16][,units=blocks|layers|N] (tensor and pipeline parallel are not modelled yet)");
+  sim::FsdpOptions f;
+  f.world_size = ddp.world_size;
+  f.gpus_per_node = ddp.gpus_per_node;
+  f.network_gbps = ddp.network_gbps;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (p == "grad_op" || p == "shard_grad_op" || p == "zero2") {
+      f.reshard_after_forward = false;
+    } else if (p == "full" || p == "full_shard") {
+      f.reshard_after_forward = true;
+    } else if (p == "bf16") {
+      f.bf16_params = true;
+    } else if (p == "units=blocks") {
+      f.units.rule = comm::UnitRule::blocks;
+    } else if (p == "units=layers") {
+      f.units.rule = comm::UnitRule::layers;
+    } else if (p.starts_with("units=")) {
+      char* end = nullptr;
+      const long n = std::strtol(p.c_str() + 6, &end, 10);
+      if (end == p.c_str() + 6 || *end != '\0' || n < 1 || n > 100000)
+        throw make_error(spec, "--parallel", "units= must be blocks, layers or a count from 1 to 100000, not '" + p.substr(6) + "'");
+      f.units.rule = comm::UnitRule::count;
+      f.units.count = static_cast<int>(n);
+    } else {
+      throw make_error(spec, "--parallel", "unknown FSDP option '" + p + "': grad_op, bf16 and units=blocks|layers|N are known");
+    }
+  }
+  if (f.world_size < 2) throw make_error(spec, "--parallel", "FSDP needs --world-size of 2 or more GPUs");
+  return f;
+}
 
 // Predicts args.trace_path on every --to GPU and writes the report in c.format to `out`; warnings (what was
 // assumed) go to `err`, one line each. Throws habitat::error for bad input.
@@ -179,6 +221,7 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
   const std::optional<std::size_t>& breakdown = args.breakdown;
   const std::vector<std::string>& what_if_args = args.what_if_args;
   sim::DdpOptions ddp = args.ddp;
+  const std::optional<sim::FsdpOptions> fsdp = parse_parallel(args.parallel, ddp);
   Trace t = load(trace_path, c);
   attach(t, c);
   const Device origin = resolve_origin(cat, t, origin_name, &err);
@@ -243,7 +286,11 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
         if (!it->second.external_note.empty()) note({it->second.external_note});
       }
       const sim::StepProgram program = extra_host.empty() ? it->second : whatif::with_added_host(it->second, extra_host);
-      if (ddp.world_size > 1) {
+      if (fsdp) {
+        sim::FsdpOptions o = *fsdp;
+        if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
+        note(sim::compose_fsdp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
+      } else if (ddp.world_size > 1) {
         sim::DdpOptions o = ddp;
         if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
         note(sim::compose_ddp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));

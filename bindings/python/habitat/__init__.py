@@ -206,12 +206,14 @@ def _trace_path(trace: Any, keep: list) -> str:
 def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optional[int] = None,
             what_if: Union[str, Sequence[str], None] = None, world_size: Optional[int] = None, host: Optional[str] = None,
             origin: Optional[str] = None, origin_host: Optional[str] = None, predictor: str = "physics",
-            devices: Union[str, Sequence[str], None] = None, step: Optional[int] = None, whole_trace: bool = False) -> Result:
+            devices: Union[str, Sequence[str], None] = None, step: Optional[int] = None, whole_trace: bool = False,
+            parallel: str = "ddp") -> Result:
     """Predict a traced training step on other GPUs.
 
     trace: a Kineto trace file (.json or .json.gz), a ``torch.profiler.profile`` after its step, or the trace as a dict.
     to: destination GPU names (the CLI's rules), or "all". batch: samples per step, for samples/s and samples/$.
-    what_if: "batch=N", "precision=bf16|fp16|tf32" (one string or several). world_size: DDP over N GPUs.
+    what_if: "batch=N", "precision=bf16|fp16|tf32" (one string or several). world_size: data parallel over N GPUs.
+    parallel: how the world_size GPUs share the step: "ddp" (default) or "fsdp[,grad_op][,bf16][,units=blocks|layers|N]".
     host: the host of every destination (a host profile name or file, or "reference": each GPU's catalog reference
     host); default: the recording host, for every row. origin_host: the recording machine's host profile.
     origin: the GPU the trace was recorded on, where it does not
@@ -223,7 +225,7 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
     try:
         path = _trace_path(trace, keep)
         args = (path, _as_list(to), origin, batch, _as_list(what_if), world_size or 1, host, origin_host, predictor,
-                _as_list(devices), step, whole_trace)
+                _as_list(devices), step, whole_trace, parallel)
         text, table, warnings = _habitat.predict(*args)
     finally:
         for p in keep:

@@ -56,6 +56,13 @@ def test_what_if_and_data_parallel_agree():
     q = habitat.predict(trace, to="H100", world_size=4, batch=32)
     assert q.to_dict() == ddp
     assert q["H100"].data_parallel["world_size"] == 4
+    gpt = os.path.join(FIXTURES, "parallel", "h200x2", "gpt512_bf16_b8.n1.json.gz")
+    fsdp, _ = cli_json(gpt, "--to", "H200", "--world-size", "2", "--parallel", "fsdp,grad_op")
+    f = habitat.predict(gpt, to="H200", world_size=2, parallel="fsdp,grad_op")
+    assert f.to_dict() == fsdp
+    assert f["H200"].data_parallel["plan"].startswith("FSDP shard-grad-op")
+    with pytest.raises(habitat.Error, match="--parallel"):
+        habitat.predict(gpt, to="H200", world_size=2, parallel="tp=2")
 
 
 def test_in_memory_trace_and_table():

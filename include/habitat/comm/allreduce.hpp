@@ -36,6 +36,10 @@ struct AllReduceModel {
 // 1 GiB, fp32, back to back (fixtures/ddp/h200x{2,4}/allreduce.json): mean error 4.1% (N=2), 3.6% (N=4). The fit and its
 // check are tests/comm/allreduce_test.cpp.
 inline constexpr AllReduceModel nccl_ring_fit{{18.0, 22.0, 34.0}, 0.0, 0.96, 4.2};
+// All-gather and reduce-scatter (FSDP's), fitted by hand to NCCL 2.28.9 on 2 H200s, 1 MiB to 1 GiB, fp32,
+// back to back (fixtures/parallel/h200x2/collectives.json): a higher floor (30-60 us measured at 1-8 MiB)
+// and 0.8 of the link at 256 MiB-1 GiB (270 GB/s bus bandwidth). Checked in tests/sim/fsdp_test.cpp.
+inline constexpr AllReduceModel nccl_gather_scatter_fit{{32.0, 34.0, 40.0}, 0.0, 0.8, 4.2};
 
 struct AllReduceEstimate {
   double us = 0;
@@ -125,6 +129,16 @@ inline constexpr double network_efficiency = 0.9;
   return best + (t.nodes() > 1 ? (t.nodes() - 1) * network_hop_us : 0.0);
 }
 
+// All-gather of `output_bytes` (the gathered tensor) and reduce-scatter of `input_bytes` (the full tensor
+// each rank reduces) over a ring: (N-1)/N of the tensor crosses each link, half an all-reduce's bus bytes,
+// so each takes an all-reduce of half the tensor, with its own fit.
+[[nodiscard]] inline double all_gather_us(double output_bytes, const Topology& t, const AllReduceModel& m = nccl_gather_scatter_fit) {
+  return t.ranks <= 1 ? 0.0 : allreduce(output_bytes / 2, t, m).us;
+}
+[[nodiscard]] inline double reduce_scatter_us(double input_bytes, const Topology& t, const AllReduceModel& m = nccl_gather_scatter_fit) {
+  return t.ranks <= 1 ? 0.0 : allreduce(input_bytes / 2, t, m).us;
+}
+
 // With a catalog GPU, all on one node: its NVLink bandwidth where NVLink joins them, else PCIe.
 [[nodiscard]] inline AllReduceEstimate ring_allreduce(double bytes, int ranks, const Device& d, const AllReduceModel& m = nccl_ring_fit) {
   return allreduce(bytes, topology(d, ranks, ranks), m);
@@ -145,8 +159,8 @@ inline constexpr double network_efficiency = 0.9;
   if (name == "allreduce" || name == "all_reduce") return allreduce(bytes, t).us;
   if (name == "broadcast") return broadcast_us(bytes, t);
   if (name == "allgather" || name == "all_gather" || name == "_allgather_base" || name == "all_gather_into_tensor_coalesced")
-    return allreduce(bytes * ranks / 2, t).us;
-  if (name == "reduce_scatter" || name == "_reduce_scatter_base" || name == "reduce_scatter_tensor_coalesced") return allreduce(bytes / 2, t).us;
+    return all_gather_us(bytes * ranks, t);
+  if (name == "reduce_scatter" || name == "_reduce_scatter_base" || name == "reduce_scatter_tensor_coalesced") return reduce_scatter_us(bytes, t);
   return std::nullopt;
 }
 

@@ -18,8 +18,10 @@ namespace habitat::comm {
 
 struct Gradient {
   int ready_op = -1;  // the record after whose end the gradient is ready (AccumulateGrad's autograd node)
+  int accumulate_op = -1;  // the AccumulateGrad record itself
   double bytes = 0;
   std::string dtype;
+  std::vector<std::int64_t> shape;  // the parameter's
 };
 
 struct Bucket {
@@ -100,6 +102,8 @@ inline constexpr std::string_view ddp_hook_op = "torch::distributed::reducer::mu
     Gradient g;
     g.dtype = op.inputs[0].dtype.empty() ? "float" : op.inputs[0].dtype;
     g.bytes = elements(op.inputs[0].shape) * ops::dtype_bytes(g.dtype);
+    g.shape = op.inputs[0].shape;
+    g.accumulate_op = i;
     g.ready_op = op.parent >= 0 && t.ops[op.parent].name.starts_with("autograd::engine::evaluate_function") ? op.parent : i;
     plan.gradients.push_back(std::move(g));
   }

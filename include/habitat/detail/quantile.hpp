@@ -14,5 +14,12 @@ namespace habitat::detail {
   return *at;
 }
 [[nodiscard]] inline double median(std::vector<double> v, double fallback) { return quantile(std::move(v), 0.5, fallback); }
+// The median of a few repeats, the middle two averaged where the count is even (two runs: their mean).
+[[nodiscard]] inline double median_of_runs(std::vector<double> v, double fallback) {
+  if (v.empty()) return fallback;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 }  // namespace habitat::detail

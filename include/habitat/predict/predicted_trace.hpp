@@ -27,13 +27,16 @@ struct BreakdownRow {
 
 // Data-parallel training on several GPUs (sim/ddp.hpp): one rank's step is the step.
 struct DataParallel {
+  std::string plan = "DDP";      // DDP, or FSDP and how it shards
   int world_size = 1, gpus_per_node = 1, nodes = 1;
   std::string link;              // between GPUs of a node: NVLink, PCIe, or given
   double single_gpu_us = 0;      // the same step on one GPU, no DDP
   double comm_us = 0;            // collectives per step
   double exposed_comm_us = 0;    // the part no compute overlaps
-  int buckets = 0;
+  int buckets = 0;                // DDP's buckets; FSDP's units (the root counted)
   double gradient_bytes = 0;
+  double state_bytes_per_gpu = 0;  // FSDP: parameters, gradients, optimizer state and gathered units per GPU (0: not computed)
+  double memory_bytes = 0;         // the GPU's memory, where the catalog gives it
   [[nodiscard]] double scaling_efficiency(double step_us) const { return step_us > 0 ? single_gpu_us / step_us : 0; }
 };
 

@@ -25,12 +25,17 @@ inline void set_throughput(PredictedTrace& p, const Device& dest, std::optional<
   }
 }
 
-inline void compose(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest, std::optional<int> batch = {},
-                    const SimOptions& opt = {}) {
+// The predicted kernel times, in the trace's kernel order: what the simulator replays.
+[[nodiscard]] inline std::vector<double> kernel_durations(const PredictedTrace& p) {
   std::vector<double> d;
   d.reserve(p.kernels.size());
   for (const auto& k : p.kernels) d.push_back(k.duration_us);
-  p.timeline = simulate(t, program, d, opt);
+  return d;
+}
+
+inline void compose(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest, std::optional<int> batch = {},
+                    const SimOptions& opt = {}) {
+  p.timeline = simulate(t, program, kernel_durations(p), opt);
   p.iteration_us = p.timeline->period_us;
   set_throughput(p, dest, batch);
 }

@@ -21,6 +21,7 @@
 #include "habitat/predict/roofline.hpp"
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/host_profile.hpp"
+#include "habitat/sim/program_edit.hpp"
 #include "habitat/sim/simulator.hpp"
 
 namespace habitat::sim {
@@ -90,74 +91,32 @@ struct DdpStep {
 [[nodiscard]] inline DdpStep ddp_step(const Trace& t, const StepProgram& p, const comm::DdpPlan& plan, const Device& dest,
                                       const comm::Topology& topo, double host_scale, const DdpOptions& opt = {},
                                       const DdpHostCosts& cost = torch_ddp_costs) {
-  DdpStep out{t, p, {}, topo, plan, {}};
-  Trace& tt = out.trace;
-  StepProgram& pp = out.program;
-  const int n0 = static_cast<int>(t.kernels.size());
-  pp.comm.assign(n0, 0);
-  if (topo.ranks <= 1) return out;
-
-  // Streams: DDP's copies go on the stream of the step's last kernel (the optimizer's: PyTorch's current
-  // stream, which the backward pass and the hooks use too; cuDNN's side streams are not it), its
-  // collectives on a new one.
-  std::int64_t compute = 0, comm_stream = 1;
-  if (!t.kernels.empty()) {
-    compute = t.kernels.back().stream;
-    for (const auto& k : t.kernels) comm_stream = std::max(comm_stream, k.stream + 1);
+  if (topo.ranks <= 1) {
+    DdpStep out{t, p, {}, topo, plan, {}};
+    out.program.comm.assign(t.kernels.size(), 0);
+    return out;
   }
-  auto add_op = [&](std::string name) {
-    Operation op;
-    op.name = std::move(name);
-    tt.ops.push_back(std::move(op));
-    return static_cast<int>(tt.ops.size()) - 1;
-  };
-  const int op_hook = add_op("DDP: gradients into buckets"), op_allreduce = add_op("DDP: all-reduce (NCCL)"),
-            op_back = add_op("DDP: buckets back into gradients"), op_broadcast = add_op("DDP: buffer broadcast (NCCL)");
-  auto add_kernel = [&](std::string name, std::int64_t stream, int op, double us, bool is_comm) {
-    Kernel k;
-    k.name = std::move(name);
-    k.stream = stream;
-    k.op = op;
-    k.start_us = k.duration_us = 0;  // not recorded: simulated
-    tt.kernels.push_back(std::move(k));
-    out.added_us.push_back(us);
-    pp.comm.push_back(is_comm ? 1 : 0);
-    pp.waits_for.emplace_back();
-    return static_cast<int>(tt.kernels.size()) - 1;
-  };
-
-  // Where in the host program a moment of the trace falls: before the first item that starts after it.
-  std::vector<double> item_time;
-  for (const auto& item : p.items)
-    item_time.push_back(item.call >= 0 ? t.calls[item.call].start_us
-                                        : (item.kernels.empty() ? t.step_start_us : t.kernels[item.kernels.front()].start_us - p.launch_latency_us));
-  auto position = [&](double time) {
-    return static_cast<int>(std::upper_bound(item_time.begin(), item_time.end(), time) - item_time.begin());
-  };
-  // Inserted items, keyed by position (stable: in the order added for one position).
-  std::multimap<int, HostItem> inserts;
-  auto host_item = [&](double recorded_us, std::vector<int> kernels) {
-    HostItem item;
-    item.work_us = recorded_us * host_scale;
-    item.by_type[static_cast<int>(HostTime::between_launches)] = item.work_us;
-    item.kernels = std::move(kernels);
-    return item;
-  };
+  ProgramEdit e(t, p);
+  // DDP's copies go on PyTorch's current stream (the backward pass and the hooks use it too), its
+  // collectives on a stream of their own.
+  const std::int64_t compute = e.compute_stream, comm_stream = e.new_stream();
+  const int op_hook = e.add_op("DDP: gradients into buckets"), op_allreduce = e.add_op("DDP: all-reduce (NCCL)"),
+            op_back = e.add_op("DDP: buckets back into gradients"), op_broadcast = e.add_op("DDP: buffer broadcast (NCCL)");
+  std::vector<double> bucket_allreduce_us;
 
   // Forward: the buffers' broadcast, before the step's first GPU work.
   if (opt.broadcast_buffers && !plan.buffers.empty()) {
-    int first = 0;
-    while (first < static_cast<int>(p.items.size()) && p.items[first].kernels.empty()) ++first;
+    const int first = e.first_gpu_item();
     for (const auto& g : plan.buffers) {
-      const int flat = add_kernel("DDP: flatten buffers (" + g.dtype + ")", compute, op_broadcast, copy_us(g.bytes, dest), false);
-      const int bc = add_kernel("ncclDevKernel_Broadcast (modelled)", comm_stream, op_broadcast, comm::broadcast_us(g.bytes, topo), true);
-      pp.waits_for[bc] = {flat};
-      inserts.emplace(first, host_item(cost.per_buffer_group_us + cost.per_buffer_flatten_us * g.count, {flat, bc}));
+      const int flat = e.add_kernel("DDP: flatten buffers (" + g.dtype + ")", compute, op_broadcast, copy_us(g.bytes, dest), false);
+      const int bc = e.add_kernel("ncclDevKernel_Broadcast (modelled)", comm_stream, op_broadcast, comm::broadcast_us(g.bytes, topo), true);
+      e.wait(bc, {flat});
+      e.insert(first, (cost.per_buffer_group_us + cost.per_buffer_flatten_us * g.count) * host_scale, {flat, bc});
       std::vector<int> copies;
       for (int i = 0; i < g.count; ++i)
-        copies.push_back(add_kernel("DDP: buffer back", compute, op_broadcast, copy_us(g.bytes / g.count, dest), false));
-      pp.waits_for[copies.front()] = {bc};
-      inserts.emplace(first, host_item(cost.per_buffer_copy_us * g.count, std::move(copies)));
+        copies.push_back(e.add_kernel("DDP: buffer back", compute, op_broadcast, copy_us(g.bytes / g.count, dest), false));
+      e.wait(copies.front(), {bc});
+      e.insert(first, cost.per_buffer_copy_us * g.count * host_scale, std::move(copies));
     }
   }
 
@@ -171,45 +130,32 @@ struct DdpStep {
     const Operation& ready = t.ops[plan.gradients[g].ready_op];
     const double at = ready.start_us + ready.duration_us;
     last_ready = std::max(last_ready, at);
-    const int pos = position(at);
-    const int hook = add_kernel("DDP: gradient / N into bucket", compute, op_hook, copy_us(plan.gradients[g].bytes, dest), false);
-    inserts.emplace(pos, host_item(cost.per_gradient_us, {hook}));
+    const int pos = e.position(at);
+    const int hook = e.add_kernel("DDP: gradient / N into bucket", compute, op_hook, copy_us(plan.gradients[g].bytes, dest), false);
+    e.insert(pos, cost.per_gradient_us * host_scale, {hook});
     const int b = bucket_of[g];
     if (++filled[b] == static_cast<int>(plan.buckets[b].gradients.size())) {
       const double us = comm::allreduce(plan.buckets[b].bytes, topo).us;
-      out.bucket_allreduce_us.push_back(us);
-      const int ar = add_kernel("ncclDevKernel_AllReduce (modelled)", comm_stream, op_allreduce, us, true);
-      pp.waits_for[ar] = {hook};
+      bucket_allreduce_us.push_back(us);
+      const int ar = e.add_kernel("ncclDevKernel_AllReduce (modelled)", comm_stream, op_allreduce, us, true);
+      e.wait(ar, {hook});
       allreduce_kernel[b] = ar;
-      inserts.emplace(pos, host_item(cost.per_bucket_us, {ar}));
+      e.insert(pos, cost.per_bucket_us * host_scale, {ar});
     }
   }
   // End of the backward pass: wait for each bucket's all-reduce, copy it back into the gradients.
   {
-    const int pos = position(last_ready);
+    const int pos = e.position(last_ready);
     for (int b = 0; b < static_cast<int>(plan.buckets.size()); ++b) {
       std::vector<int> copies;
       for (const int g : plan.buckets[b].gradients)
-        copies.push_back(add_kernel("DDP: bucket back into gradient", compute, op_back, copy_us(plan.gradients[g].bytes, dest), false));
-      pp.waits_for[copies.front()] = {allreduce_kernel[b]};
-      inserts.emplace(pos, host_item(cost.per_gradient_back_us * static_cast<double>(copies.size()), std::move(copies)));
+        copies.push_back(e.add_kernel("DDP: bucket back into gradient", compute, op_back, copy_us(plan.gradients[g].bytes, dest), false));
+      e.wait(copies.front(), {allreduce_kernel[b]});
+      e.insert(pos, cost.per_gradient_back_us * static_cast<double>(copies.size()) * host_scale, std::move(copies));
     }
   }
-
-  // Merge the inserted items into the program.
-  std::vector<HostItem> merged;
-  merged.reserve(p.items.size() + inserts.size());
-  auto it = inserts.begin();
-  for (int i = 0; i <= static_cast<int>(p.items.size()); ++i) {
-    for (; it != inserts.end() && it->first == i; ++it) {
-      pp.host_us += it->second.work_us;
-      for (int k = 0; k < 5; ++k) pp.by_type[k] += it->second.by_type[k];
-      merged.push_back(it->second);
-    }
-    if (i < static_cast<int>(p.items.size())) merged.push_back(p.items[i]);
-  }
-  pp.items = std::move(merged);
-  return out;
+  e.merge();
+  return {std::move(e.trace), std::move(e.program), std::move(e.added_us), topo, plan, std::move(bucket_allreduce_us)};
 }
 
 // The DDP step's kernel durations: the one-GPU kernels' (predicted) times, then the added kernels'.
@@ -286,24 +232,28 @@ struct DdpPrediction {
   return out;
 }
 
+// What every data-parallel plan reports: ranks, where they are, the one-GPU step and the communication.
+[[nodiscard]] inline DataParallel data_parallel_summary(const Timeline& single, const Timeline& step, const comm::Topology& topo) {
+  DataParallel dp;
+  dp.world_size = topo.ranks;
+  dp.gpus_per_node = topo.gpus_per_node;
+  dp.nodes = topo.nodes();
+  dp.link = topo.intra_kind;
+  dp.single_gpu_us = single.period_us;
+  dp.comm_us = step.comm_us;
+  dp.exposed_comm_us = step.comm_exposed_us;
+  return dp;
+}
+
 // A prediction composed for DDP on several GPUs: the DDP step becomes the iteration, throughput counts
 // every GPU. Returns the assumptions to say.
 inline std::vector<std::string> compose_ddp(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest,
                                             double host_scale, const DdpOptions& opt, std::optional<int> batch = {}) {
-  std::vector<double> us;
-  us.reserve(p.kernels.size());
-  for (const auto& k : p.kernels) us.push_back(k.duration_us);
+  const std::vector<double> us = kernel_durations(p);
   const DdpPrediction d = predict_ddp(t, program, us, dest, host_scale, opt);
   p.timeline = d.step;
   p.iteration_us = d.step.period_us;
-  DataParallel dp;
-  dp.world_size = d.topology.ranks;
-  dp.gpus_per_node = d.topology.gpus_per_node;
-  dp.nodes = d.topology.nodes();
-  dp.link = d.topology.intra_kind;
-  dp.single_gpu_us = d.single.period_us;
-  dp.comm_us = d.step.comm_us;
-  dp.exposed_comm_us = d.step.comm_exposed_us;
+  DataParallel dp = data_parallel_summary(d.single, d.step, d.topology);
   dp.buckets = static_cast<int>(d.plan.buckets.size());
   dp.gradient_bytes = d.plan.gradient_bytes();
   p.data_parallel = dp;

@@ -102,6 +102,11 @@ struct Trace {
   std::vector<Kernel> kernels;     // sorted by start time
   std::vector<HostCall> calls;     // runtime and driver calls of the step, sorted by start time
   std::vector<double> marks_us;    // starts of the step's other profiler records (user annotations)
+  struct Annotation {
+    std::string name;
+    double start_us = 0, duration_us = 0;
+  };
+  std::vector<Annotation> optimizer_steps;  // the step's Optimizer.step# records: name ("AdamW.step") and span
   int profiled_steps = 0;          // ProfilerStep annotations in the file
   double step_period_us = 0;       // median spacing of consecutive steps' starts (0: fewer than two steps)
   std::vector<std::string> warnings;  // what the reader had to assume

@@ -55,6 +55,7 @@ inline Category category_of(std::string_view cat) {
 struct RawStep {
   long number;
   double start, dur;
+  std::string name;  // Optimizer.step#'s optimizer ("AdamW.step"), at most 64 characters; empty for steps
 };
 
 // Which events are kept while the file streams by: those that may belong to the step that will be read.
@@ -149,7 +150,7 @@ struct Collector {
           add_step(n, *ts, *dur);
         } else {
           // The optimizer's step closes a training iteration: the boundaries of traces without ProfilerStep.
-          if (n.starts_with("Optimizer.step#")) optimizer_steps.push_back({static_cast<long>(optimizer_steps.size()), *ts, *dur});
+          if (n.starts_with("Optimizer.step#")) add_optimizer_step(n, *ts, *dur);
           if (retention.keep(*ts)) marks.push_back(*ts);
         }
         break;
@@ -175,7 +176,7 @@ struct Collector {
           add_step(e.name.str(), *ts, *dur);
           break;
         }
-        if (e.name.str().starts_with("Optimizer.step#")) optimizer_steps.push_back({static_cast<long>(optimizer_steps.size()), *ts, *dur});
+        if (e.name.str().starts_with("Optimizer.step#")) add_optimizer_step(e.name.str(), *ts, *dur);
         if (retention.keep(*ts)) ops.push_back(make_op(e, *ts, *dur));
         break;
       case Category::kernel:
@@ -205,7 +206,7 @@ struct Collector {
   }
 
   void add_step(std::string_view n, double ts, double dur) {
-    RawStep s{0, ts, dur};
+    RawStep s{0, ts, dur, {}};
     try {
       s.number = std::stol(std::string(n.substr(13)));
     } catch (...) {
@@ -213,6 +214,11 @@ struct Collector {
     }
     steps.push_back(s);
     retention.add_step(s);
+  }
+
+  // "Optimizer.step#AdamW.step": the optimizer's name is kept (short: a file of many steps stays small).
+  void add_optimizer_step(std::string_view n, double ts, double dur) {
+    optimizer_steps.push_back({static_cast<long>(optimizer_steps.size()), ts, dur, std::string(n.substr(15, 64))});
   }
 
   [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
@@ -422,7 +428,7 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
   if (opt.size() >= 2) {
     for (std::size_t i = 1; i < opt.size(); ++i) {
       const double start = opt[i - 1].start + opt[i - 1].dur, end = opt[i].start + opt[i].dur;
-      if (end > start) c.steps.push_back({static_cast<long>(i), start, end - start});
+      if (end > start) c.steps.push_back({static_cast<long>(i), start, end - start, {}});
     }
     warnings.push_back("no ProfilerStep#N annotation: the iterations are taken between the ends of the optimizer's " +
                        std::to_string(opt.size()) + " steps (Optimizer.step#); pass --step N to choose one of 1-" +
@@ -435,7 +441,7 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
                      "no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : " and no optimizer steps") +
                          ": where an iteration starts is unknown; pass --whole-trace to predict all " + span_ms +
                          " ms of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
-  c.steps.push_back({0, lo, hi - lo});
+  c.steps.push_back({0, lo, hi - lo, {}});
   warnings.push_back("no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : "") +
                      ": the whole trace (" + span_ms + " ms of host time) is taken as one step; if it holds several iterations, the prediction is of all of them "
                      "(record with torch.profiler's schedule and call prof.step() once per iteration)");
@@ -565,6 +571,8 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
   }
   for (const double m : c.marks)
     if (m >= lo && m <= hi) t.marks_us.push_back(m);
+  for (const auto& o : c.optimizer_steps)
+    if (o.start >= lo && o.start <= hi) t.optimizer_steps.push_back({o.name, o.start, o.dur});
 
   for (auto& k : c.gpu) {
     if (have_launches) {

@@ -1,0 +1,215 @@
+#pragma once
+// FSDP on 2 GPUs predicted from a one-GPU trace, against the FSDP2 steps measured on 2 H200s
+// (fixtures/parallel/h200x2: three runs, un-profiled, CUDA events; the units each workload wrapped), next to
+// the baselines a user has without habitat: the single-GPU step, and the single-GPU step / N.
+// FSDP2's host cost is the one quantity fitted: per workload, the cost per unit that reproduces its measured
+// step (bisection), hence the host time the step implies; a workload is predicted with the cost per unit
+// and per tensor fitted to the *other* workloads (leave one out); the shipped constants
+// (sim::torch_fsdp_costs) are fitted to all of them.
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "habitat/detail/quantile.hpp"
+#include "habitat/device/catalog.hpp"
+#include "habitat/device/resolve.hpp"
+#include "habitat/kineto/reader.hpp"
+#include "habitat/predict/kernel_work.hpp"
+#include "habitat/predict/predicted_trace.hpp"
+#include "habitat/predict/roofline_scaling.hpp"
+#include "habitat/sim/fsdp.hpp"
+
+namespace habitat::report {
+
+struct FsdpRow {
+  std::string workload, plan;  // plan: fsdp_full, fsdp_grad_op, fsdp_full_mp
+  int gpus = 2, units = 0, parameters = 0;
+  int shape_mismatches = 0;            // parameters placed in a unit whose module has no parameter of their shape
+  double measured_ms = 0, measured_lo_ms = 0, measured_hi_ms = 0;  // median of the runs' medians; lowest and highest
+  double measured_single_ms = 0;       // one GPU, same machines, median of runs
+  double predicted_single_ms = 0;
+  double predicted_ms = 0;             // shipped host cost per unit
+  double loo_ms = 0;                   // host cost per unit fitted on the other workloads
+  double fitted_unit_us = 0;           // the cost per unit (all alike) that reproduces this workload's step
+  int cost_units = 0, tensors = 0;     // units with the root, parameter tensors: what the host cost scales with
+  [[nodiscard]] double implied_host_us() const { return fitted_unit_us * cost_units; }
+  double state_gb = 0;                 // predicted model state per GPU
+  double measured_peak_gb = 0;         // measured peak per GPU less the recorder's stale copy (derived, README)
+  [[nodiscard]] double error() const { return predicted_ms / measured_ms - 1; }
+  [[nodiscard]] double loo_error() const { return loo_ms / measured_ms - 1; }
+  [[nodiscard]] double single_gpu_error() const { return measured_single_ms / measured_ms - 1; }
+  [[nodiscard]] double ideal_error() const { return measured_single_ms / gpus / measured_ms - 1; }
+};
+
+struct FsdpStudy {
+  std::vector<FsdpRow> rows;
+  [[nodiscard]] double mean_abs(double (FsdpRow::*f)() const, const std::string& plan = "") const {
+    double e = 0;
+    int n = 0;
+    for (const auto& r : rows)
+      if (plan.empty() || r.plan == plan) e += std::abs((r.*f)()), ++n;
+    return n ? e / n : 0;
+  }
+  // The host cost per unit and per tensor, by least squares over the host time each workload implies (all
+  // but `except`): implied = per_unit x units + per_tensor x tensors. A negative per-tensor cost is not
+  // physical: then per unit alone.
+  [[nodiscard]] sim::UnitCost fit_cost(const std::string& plan, const std::string& except = "") const {
+    double uu = 0, ut = 0, tt = 0, eu = 0, et = 0;
+    for (const auto& r : rows) {
+      if (r.plan != plan || r.workload == except) continue;
+      const double u = r.cost_units, t = r.tensors, e = r.implied_host_us();
+      uu += u * u, ut += u * t, tt += t * t, eu += e * u, et += e * t;
+    }
+    if (!(uu > 0)) return {};
+    const double det = uu * tt - ut * ut;
+    if (det > 1e-9 * uu * tt) {
+      const double a = (eu * tt - et * ut) / det, b = (et * uu - eu * ut) / det;
+      if (a >= 0 && b >= 0) return {a, b};
+    }
+    return {eu / uu, 0};
+  }
+};
+
+namespace detail {
+
+[[nodiscard]] inline boost::json::value read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw make_error(path, "open", "cannot read the parallel fixture manifest");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return boost::json::parse(ss.str());
+}
+
+[[nodiscard]] inline sim::FsdpOptions fsdp_options(const std::string& plan) {
+  sim::FsdpOptions o;
+  o.world_size = 2;
+  o.reshard_after_forward = plan != "fsdp_grad_op";
+  o.bf16_params = plan == "fsdp_full_mp";
+  return o;
+}
+
+}  // namespace detail
+
+// `dir`: fixtures/parallel/h200x2 (manifest.json, run2/, run3/, <workload>.n1.json.gz).
+[[nodiscard]] inline FsdpStudy fsdp_study(const std::string& dir, const Catalog& cat, const sim::HostRegistry& hosts) {
+  const auto run1 = detail::read_json(dir + "/manifest.json");
+  std::vector<boost::json::value> runs{run1};
+  for (const char* r : {"/run2/manifest.json", "/run3/manifest.json"}) runs.push_back(detail::read_json(dir + r));
+  // Per (workload, plan): each run's median.
+  std::map<std::pair<std::string, std::string>, std::vector<double>> medians;
+  for (const auto& m : runs)
+    for (const auto& it : m.at("items").as_array())
+      medians[{std::string(it.at("workload").as_string()), std::string(it.at("plan").as_string())}].push_back(
+          it.at("step_ms").at("median").to_number<double>());
+  const auto median_of = [&](const std::string& w, const std::string& p) {
+    auto v = medians.at({w, p});
+    return std::make_tuple(habitat::detail::median_of_runs(v, 0.0), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
+  };
+
+  FsdpStudy s;
+  struct Case {
+    Trace trace;
+    Device origin;
+    sim::StepProgram program;
+    std::vector<double> us;
+    double host_scale = 1;
+  };
+  std::map<std::string, Case> cases;
+  std::vector<sim::FsdpOptions> row_options;  // per row: its plan and units
+  const auto& workloads = run1.at("workloads").as_object();
+  for (const auto& it : run1.at("items").as_array()) {
+    const std::string workload(it.at("workload").as_string()), plan(it.at("plan").as_string());
+    if (!plan.starts_with("fsdp")) continue;
+    if (!cases.contains(workload)) {
+      Trace t = kineto::read_trace(dir + "/" + workload + ".n1.json.gz");
+      const Device origin = resolve_origin(cat, t, std::nullopt);
+      const auto pred = predict_trace(t, kernel_work(t), origin, origin, RooflineScaling{});
+      std::vector<double> us;
+      for (const auto& k : pred.kernels) us.push_back(k.duration_us);
+      const auto host = sim::host_model(hosts, origin, origin);
+      auto program = sim::build_program(t, host);
+      cases.emplace(workload, Case{std::move(t), origin, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on)});
+    }
+    const Case& c = cases.at(workload);
+    // The units FSDP wrapped: parameters in registration order (the forward order of these models), each in
+    // the unit whose module prefixes its name, else the root.
+    const auto& params = workloads.at(workload).at("param_shapes").as_array();
+    std::vector<std::string> modules;
+    for (const auto& u : it.at("fsdp").at("units").as_array()) modules.emplace_back(u.at("unit").as_string());
+    sim::FsdpOptions opt = detail::fsdp_options(plan);
+    opt.units.rule = comm::UnitRule::given;
+    for (const auto& p : params) {
+      const std::string name(p.as_array()[0].as_string());
+      int unit = -1;
+      for (int u = 0; u < static_cast<int>(modules.size()); ++u)
+        if (name.starts_with(modules[u] + ".")) unit = u;
+      opt.units.unit_of.push_back(unit);
+    }
+    FsdpRow r;
+    r.workload = workload;
+    r.plan = plan;
+    std::tie(r.measured_ms, r.measured_lo_ms, r.measured_hi_ms) = median_of(workload, plan);
+    r.measured_single_ms = std::get<0>(median_of(workload, "n1"));
+    const auto predict = [&](sim::UnitCost cost) {
+      sim::FsdpOptions o = opt;
+      o.unit_cost = cost;
+      return sim::predict_fsdp(c.trace, c.program, c.us, c.origin, c.host_scale, o);
+    };
+    const auto p = predict(sim::fsdp_unit_cost(opt));
+    r.cost_units = static_cast<int>(p.plan.units.size()) + (p.plan.root.bytes > 0 ? 1 : 0);
+    r.tensors = static_cast<int>(p.plan.gradients.size());
+    r.units = static_cast<int>(p.plan.units.size());
+    r.parameters = static_cast<int>(p.plan.gradients.size());
+    // Per unit, the parameters' shapes in the trace against the module's (in a unit, the forward order may
+    // differ from the registration order: a post-norm layer registers its norms last).
+    std::map<int, std::multiset<std::vector<std::int64_t>>> in_trace, in_model;
+    for (int f = 0; f < static_cast<int>(params.size()); ++f) {
+      std::vector<std::int64_t> shape;
+      for (const auto& d : params[f].as_array()[1].as_array()) shape.push_back(d.to_number<std::int64_t>());
+      in_model[opt.units.unit_of[f]].insert(shape);
+      if (f < r.parameters) in_trace[opt.units.unit_of[f]].insert(p.plan.gradients[f].shape);
+    }
+    for (auto& [u, shapes] : in_model)
+      for (const auto& sh : in_trace[u]) {
+        auto it = shapes.find(sh);
+        if (it == shapes.end()) ++r.shape_mismatches;
+        else shapes.erase(it);
+      }
+    r.predicted_ms = p.step.period_us / 1e3;
+    r.predicted_single_ms = p.single.period_us / 1e3;
+    r.state_gb = p.memory.total() / 1e9;
+    {
+      const auto& mem = it.at("memory_per_rank").as_array();
+      double peak = 0;
+      for (const auto& m : mem) peak = std::max(peak, m.at("max_allocated_bytes").to_number<double>());
+      r.measured_peak_gb = (peak - it.at("param_bytes").to_number<double>()) / 1e9;  // the stale full copy (README)
+    }
+    // The cost per unit that reproduces the measured step: the step grows with it.
+    double lo = 0, hi = 50000;
+    for (int i = 0; i < 30; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (predict({mid, 0}).step.period_us / 1e3 < r.measured_ms ? lo : hi) = mid;
+    }
+    r.fitted_unit_us = 0.5 * (lo + hi);
+    s.rows.push_back(std::move(r));
+    row_options.push_back(opt);
+  }
+  for (std::size_t i = 0; i < s.rows.size(); ++i) {
+    FsdpRow& r = s.rows[i];
+    const Case& c = cases.at(r.workload);
+    sim::FsdpOptions o = row_options[i];
+    o.unit_cost = s.fit_cost(r.plan, r.workload);
+    const auto p = sim::predict_fsdp(c.trace, c.program, c.us, c.origin, c.host_scale, o);
+    r.loo_ms = p.step.period_us / 1e3;
+  }
+  return s;
+}
+
+}  // namespace habitat::report
