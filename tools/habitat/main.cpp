@@ -142,7 +142,8 @@ int main(int argc, char** argv) {
   predict->add_option("--bucket-mb", bucket_mb, "DDP's bucket_cap_mb (default 25)")->check(CLI::Range(0.001, 1e6));
   std::string parallel = "ddp";
   predict->add_option("--parallel", parallel,
-                      "how --world-size GPUs share the step: ddp (default), or fsdp[,grad_op][,bf16][,units=blocks|layers|N] "
+                      "how --world-size GPUs share the step: ddp (default); tp (tensor parallel, Megatron column/row split of each "
+                      "repeated block's linears, one batch per group); or fsdp[,grad_op][,bf16][,units=blocks|layers|N] "
                       "(FSDP2: full shard, or parameters kept from forward to backward; bf16 parameters; the units wrapped: the "
                       "model's repeated blocks (default), every layer with parameters, or N units of equal size)");
   predict->add_option("--interconnect", interconnect, "link between GPUs of a node: nvlink, pcie, or GB/s per direction (default: the catalog's)");

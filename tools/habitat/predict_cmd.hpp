@@ -27,6 +27,7 @@
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/ddp.hpp"
 #include "habitat/sim/fsdp.hpp"
+#include "habitat/sim/tensor_parallel.hpp"
 #include "habitat/whatif/whatif.hpp"
 #include "predict_ops_cmd.hpp"
 #include "predictors.hpp"
@@ -166,14 +167,26 @@ struct PredictArgs {
   std::string parallel = "ddp";  // --parallel
 };
 
-// --parallel: "ddp", or "fsdp" with options ("fsdp,grad_op,bf16,units=layers"); nullopt for DDP.
-[[nodiscard]] inline std::optional<sim::FsdpOptions> parse_parallel(const std::string& spec, const sim::DdpOptions& ddp) {
-  if (spec == "ddp" || spec.empty()) return std::nullopt;
+// --parallel: "ddp" (both empty), "tp", or "fsdp" with options ("fsdp,grad_op,bf16,units=layers").
+struct ParallelChoice {
+  std::optional<sim::FsdpOptions> fsdp;
+  std::optional<sim::TpOptions> tp;
+};
+[[nodiscard]] inline ParallelChoice parse_parallel(const std::string& spec, const sim::DdpOptions& ddp) {
+  if (spec == "ddp" || spec.empty()) return {};
+  if (spec == "tp") {
+    if (ddp.world_size < 2) throw make_error(spec, "--parallel", "tensor parallel needs --world-size of 2 or more GPUs");
+    sim::TpOptions t;
+    t.world_size = ddp.world_size;
+    t.gpus_per_node = ddp.gpus_per_node;
+    t.network_gbps = ddp.network_gbps;
+    return {std::nullopt, t};
+  }
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
   if (parts.empty() || parts.front() != "fsdp")
-    throw make_error(spec, "--parallel", "must be ddp or fsdp[,grad_op][,bf16][,units=blocks|layers|N] (tensor and pipeline parallel are not modelled yet)");
+    throw make_error(spec, "--parallel", "must be ddp, tp or fsdp[,grad_op][,bf16][,units=blocks|layers|N] (pipeline parallel is not modelled yet)");
   sim::FsdpOptions f;
   f.world_size = ddp.world_size;
   f.gpus_per_node = ddp.gpus_per_node;
@@ -202,7 +215,7 @@ struct PredictArgs {
     }
   }
   if (f.world_size < 2) throw make_error(spec, "--parallel", "FSDP needs --world-size of 2 or more GPUs");
-  return f;
+  return {f, std::nullopt};
 }
 
 // Predicts args.trace_path on every --to GPU and writes the report in c.format to `out`; warnings (what was
@@ -221,7 +234,7 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
   const std::optional<std::size_t>& breakdown = args.breakdown;
   const std::vector<std::string>& what_if_args = args.what_if_args;
   sim::DdpOptions ddp = args.ddp;
-  const std::optional<sim::FsdpOptions> fsdp = parse_parallel(args.parallel, ddp);
+  const ParallelChoice parallel = parse_parallel(args.parallel, ddp);
   Trace t = load(trace_path, c);
   attach(t, c);
   const Device origin = resolve_origin(cat, t, origin_name, &err);
@@ -286,10 +299,14 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
         if (!it->second.external_note.empty()) note({it->second.external_note});
       }
       const sim::StepProgram program = extra_host.empty() ? it->second : whatif::with_added_host(it->second, extra_host);
-      if (fsdp) {
-        sim::FsdpOptions o = *fsdp;
+      if (parallel.fsdp) {
+        sim::FsdpOptions o = *parallel.fsdp;
         if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
         note(sim::compose_fsdp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
+      } else if (parallel.tp) {
+        sim::TpOptions o = *parallel.tp;
+        if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
+        note(sim::compose_tp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
       } else if (ddp.world_size > 1) {
         sim::DdpOptions o = ddp;
         if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);

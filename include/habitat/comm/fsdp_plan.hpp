@@ -41,6 +41,7 @@ struct FsdpUnit {
 struct FsdpPlan {
   std::vector<Gradient> gradients;  // in the forward order of their parameters
   std::vector<double> forward_us;   // per gradient: when its parameter's forward op starts
+  std::vector<int> forward_op;      // per gradient: that op (top level; -1 where no backward op links it)
   std::vector<FsdpUnit> units;      // in forward order
   FsdpUnit root;                    // the parameters in no unit (none: empty)
   std::string grouping;             // what the units are, said in the output
@@ -151,6 +152,7 @@ namespace detail {
     rank_of[order[f]] = f;
     plan.gradients.push_back(d.gradients[order[f]]);
     plan.forward_us.push_back(fwd_us[order[f]]);
+    plan.forward_op.push_back(fwd_op[order[f]]);
   }
 
   // unit_of per parameter in forward order.

@@ -33,11 +33,18 @@ struct DataParallel {
   double single_gpu_us = 0;      // the same step on one GPU, no DDP
   double comm_us = 0;            // collectives per step
   double exposed_comm_us = 0;    // the part no compute overlaps
-  int buckets = 0;                // DDP's buckets; FSDP's units (the root counted)
+  int data_replicas = 0;          // batches per step: N for DDP and FSDP, 1 for tensor parallel (0: world_size)
+  std::string collectives = "all-reduce";  // what the communication is, for the output
+  std::string counted = "buckets";  // what `buckets` counts: DDP's buckets, FSDP's units, TP's split linears
+  int buckets = 0;
   double gradient_bytes = 0;
   double state_bytes_per_gpu = 0;  // FSDP: parameters, gradients, optimizer state and gathered units per GPU (0: not computed)
   double memory_bytes = 0;         // the GPU's memory, where the catalog gives it
-  [[nodiscard]] double scaling_efficiency(double step_us) const { return step_us > 0 ? single_gpu_us / step_us : 0; }
+  [[nodiscard]] int replicas() const { return data_replicas > 0 ? data_replicas : world_size; }
+  // Throughput of the N GPUs over N times one GPU's.
+  [[nodiscard]] double scaling_efficiency(double step_us) const {
+    return step_us > 0 ? single_gpu_us * replicas() / (step_us * world_size) : 0;
+  }
 };
 
 struct PredictedTrace {

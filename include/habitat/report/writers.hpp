@@ -63,7 +63,8 @@ struct OriginSummary {
 
 // DDP or FSDP on several GPUs: the step (the iteration), what one GPU would take, communication and scaling.
 [[nodiscard]] inline boost::json::object data_parallel_json(const DataParallel& d, double step_us) {
-  const bool fsdp = d.plan != "DDP";
+  std::string counted = d.counted;
+  std::replace(counted.begin(), counted.end(), ' ', '_');
   boost::json::object o{{"world_size", d.world_size},
           {"gpus_per_node", d.gpus_per_node},
           {"nodes", d.nodes},
@@ -74,7 +75,7 @@ struct OriginSummary {
           {"communication_ms", d.comm_us / 1e3},
           {"exposed_communication_ms", d.exposed_comm_us / 1e3},
           {"scaling_efficiency", d.scaling_efficiency(step_us)},
-          {fsdp ? "units" : "buckets", d.buckets},
+          {counted, d.buckets},
           {"gradient_mb", d.gradient_bytes / 1e6},
           {"plan", d.plan}};
   if (d.state_bytes_per_gpu > 0) {
@@ -86,17 +87,16 @@ struct OriginSummary {
 
 // One line on the DDP step for the table.
 [[nodiscard]] inline std::string data_parallel_line(const DataParallel& d, double step_us) {
-  const bool fsdp = d.plan != "DDP";
   std::string memory;
   if (d.state_bytes_per_gpu > 0)
     memory = "; model state " + fmt("%.2f", d.state_bytes_per_gpu / 1e9) + " GB per GPU (activations not counted)" +
              (d.memory_bytes > 0 && d.state_bytes_per_gpu > d.memory_bytes ? ": DOES NOT FIT in " + fmt("%.0f", d.memory_bytes / 1e9) + " GB" : "");
   return d.plan + " on " + std::to_string(d.world_size) + " GPUs (" + std::to_string(d.nodes) + " node" + (d.nodes > 1 ? "s" : "") + " of " +
          std::to_string(d.gpus_per_node) + ", " + d.link + "): step " + fmt("%.3f", step_us / 1e3) + " ms against " +
-         fmt("%.3f", d.single_gpu_us / 1e3) + " ms on one GPU; " + (fsdp ? "all-gather and reduce-scatter " : "all-reduce ") +
-         fmt("%.3f", d.comm_us / 1e3) + " ms, exposed " + fmt("%.3f", d.exposed_comm_us / 1e3) + " ms; scaling efficiency " +
-         fmt("%.1f", 100 * d.scaling_efficiency(step_us)) + "% (" + std::to_string(d.buckets) + (fsdp ? " units, " : " buckets, ") +
-         fmt("%.1f", d.gradient_bytes / 1e6) + (fsdp ? " MB of parameters" : " MB of gradients") + ")" + memory;
+         fmt("%.3f", d.single_gpu_us / 1e3) + " ms on one GPU; " + d.collectives + " " + fmt("%.3f", d.comm_us / 1e3) + " ms, exposed " +
+         fmt("%.3f", d.exposed_comm_us / 1e3) + " ms; scaling efficiency " + fmt("%.1f", 100 * d.scaling_efficiency(step_us)) + "% (" +
+         std::to_string(d.buckets) + " " + d.counted + (d.gradient_bytes > 0 ? ", " + fmt("%.1f", d.gradient_bytes / 1e6) + " MB of gradients" : "") +
+         ")" + memory;
 }
 
 // One destination's prediction as JSON (the as-traced ones and a what-if's share it).
@@ -244,8 +244,8 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
   for (const auto& p : ps)
     if (p.data_parallel) os << "  " << p.device << ": " << data_parallel_line(*p.data_parallel, p.iteration_us) << "\n";
   if (!ps.empty() && ps.front().data_parallel)
-    os << "  (iteration: one " << (ps.front().data_parallel->plan == "DDP" ? "DDP" : "FSDP") << " step, every GPU; samples/s and samples/$ count all "
-       << ps.front().data_parallel->world_size << " GPUs)\n";
+    os << "  (iteration: one step of the plan, every GPU; samples/s count " << ps.front().data_parallel->replicas() << " batch"
+       << (ps.front().data_parallel->replicas() > 1 ? "es" : "") << " per step, samples/$ all " << ps.front().data_parallel->world_size << " GPUs)\n";
   if (what_if) write_what_if_table(os, ps, *what_if);
   if (breakdown_rows == 0) return;
   for (const auto& p : ps) {

@@ -17,8 +17,8 @@ inline void set_throughput(PredictedTrace& p, const Device& dest, std::optional<
   p.cost_normalized_throughput.reset();
   p.price.reset();
   if (!batch || !(p.iteration_us > 0)) return;
-  const int gpus = p.data_parallel ? p.data_parallel->world_size : 1;
-  p.throughput = gpus * *batch / (p.iteration_us * 1e-6);
+  const int gpus = p.data_parallel ? p.data_parallel->world_size : 1, batches = p.data_parallel ? p.data_parallel->replicas() : 1;
+  p.throughput = batches * *batch / (p.iteration_us * 1e-6);
   if (dest.price && dest.price->usd_per_hour > 0) {
     p.cost_normalized_throughput = *p.throughput * 3600.0 / (gpus * dest.price->usd_per_hour);
     p.price = dest.price;

@@ -251,6 +251,8 @@ inline std::vector<std::string> compose_fsdp(PredictedTrace& p, const Trace& t, 
   p.iteration_us = std::max(f.step.period_us, f.single.period_us / f.topology.ranks);
   DataParallel dp = data_parallel_summary(f.single, f.step, f.topology);
   dp.plan = opt.label() + " (" + f.plan.grouping + (f.plan.root.bytes > 0 ? " + root" : "") + ")";
+  dp.collectives = "all-gather and reduce-scatter";
+  dp.counted = "units";
   dp.buckets = static_cast<int>(f.plan.units.size()) + (f.plan.root.bytes > 0 ? 1 : 0);
   dp.gradient_bytes = f.plan.parameter_bytes();
   dp.state_bytes_per_gpu = f.memory.total();

@@ -1,7 +1,7 @@
 #pragma once
-// FSDP on 2 GPUs predicted from a one-GPU trace, against the FSDP2 steps measured on 2 H200s
-// (fixtures/parallel/h200x2: three runs, un-profiled, CUDA events; the units each workload wrapped), next to
-// the baselines a user has without habitat: the single-GPU step, and the single-GPU step / N.
+// FSDP and tensor parallel on 2 GPUs predicted from a one-GPU trace, against the FSDP2 and tensor-parallel
+// steps measured on 2 H200s (fixtures/parallel/h200x2: three runs, un-profiled, CUDA events; the units each
+// workload wrapped), next to the baselines a user has without habitat: the single-GPU step, and it / N.
 // FSDP2's host cost is the one quantity fitted: per workload, the cost per unit that reproduces its measured
 // step (bisection), hence the host time the step implies; a workload is predicted with the cost per unit
 // and per tensor fitted to the *other* workloads (leave one out); the shipped constants
@@ -25,6 +25,7 @@
 #include "habitat/predict/predicted_trace.hpp"
 #include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/sim/fsdp.hpp"
+#include "habitat/sim/tensor_parallel.hpp"
 
 namespace habitat::report {
 
@@ -97,23 +98,11 @@ namespace detail {
 
 }  // namespace detail
 
-// `dir`: fixtures/parallel/h200x2 (manifest.json, run2/, run3/, <workload>.n1.json.gz).
-[[nodiscard]] inline FsdpStudy fsdp_study(const std::string& dir, const Catalog& cat, const sim::HostRegistry& hosts) {
-  const auto run1 = detail::read_json(dir + "/manifest.json");
-  std::vector<boost::json::value> runs{run1};
-  for (const char* r : {"/run2/manifest.json", "/run3/manifest.json"}) runs.push_back(detail::read_json(dir + r));
-  // Per (workload, plan): each run's median.
-  std::map<std::pair<std::string, std::string>, std::vector<double>> medians;
-  for (const auto& m : runs)
-    for (const auto& it : m.at("items").as_array())
-      medians[{std::string(it.at("workload").as_string()), std::string(it.at("plan").as_string())}].push_back(
-          it.at("step_ms").at("median").to_number<double>());
-  const auto median_of = [&](const std::string& w, const std::string& p) {
-    auto v = medians.at({w, p});
-    return std::make_tuple(habitat::detail::median_of_runs(v, 0.0), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
-  };
-
-  FsdpStudy s;
+// The fixture: the three runs' manifests, and per workload its one-GPU trace replayed on its own GPU and host.
+struct ParallelFixture {
+  std::string dir;
+  boost::json::value run1;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> medians;  // (workload, plan): each run's median
   struct Case {
     Trace trace;
     Device origin;
@@ -122,22 +111,43 @@ namespace detail {
     double host_scale = 1;
   };
   std::map<std::string, Case> cases;
-  std::vector<sim::FsdpOptions> row_options;  // per row: its plan and units
-  const auto& workloads = run1.at("workloads").as_object();
-  for (const auto& it : run1.at("items").as_array()) {
-    const std::string workload(it.at("workload").as_string()), plan(it.at("plan").as_string());
-    if (!plan.starts_with("fsdp")) continue;
-    if (!cases.contains(workload)) {
-      Trace t = kineto::read_trace(dir + "/" + workload + ".n1.json.gz");
+
+  // `dir`: fixtures/parallel/h200x2 (manifest.json, run2/, run3/, <workload>.n1.json.gz).
+  ParallelFixture(const std::string& d, const Catalog& cat, const sim::HostRegistry& hosts) : dir(d), run1(detail::read_json(d + "/manifest.json")) {
+    std::vector<boost::json::value> runs{run1};
+    for (const char* r : {"/run2/manifest.json", "/run3/manifest.json"}) runs.push_back(detail::read_json(dir + r));
+    for (const auto& m : runs)
+      for (const auto& it : m.at("items").as_array())
+        medians[{std::string(it.at("workload").as_string()), std::string(it.at("plan").as_string())}].push_back(
+            it.at("step_ms").at("median").to_number<double>());
+    for (const auto& [name, w] : run1.at("workloads").as_object()) {
+      Trace t = kineto::read_trace(dir + "/" + std::string(name) + ".n1.json.gz");
       const Device origin = resolve_origin(cat, t, std::nullopt);
       const auto pred = predict_trace(t, kernel_work(t), origin, origin, RooflineScaling{});
       std::vector<double> us;
       for (const auto& k : pred.kernels) us.push_back(k.duration_us);
       const auto host = sim::host_model(hosts, origin, origin);
       auto program = sim::build_program(t, host);
-      cases.emplace(workload, Case{std::move(t), origin, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on)});
+      cases.emplace(std::string(name), Case{std::move(t), origin, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on)});
     }
-    const Case& c = cases.at(workload);
+  }
+  // Median of the runs' medians, the lowest and the highest.
+  [[nodiscard]] std::tuple<double, double, double> measured(const std::string& w, const std::string& p) const {
+    const auto& v = medians.at({w, p});
+    return {habitat::detail::median_of_runs(v, 0.0), *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+  }
+};
+
+[[nodiscard]] inline FsdpStudy fsdp_study(const ParallelFixture& fx) {
+  const auto& run1 = fx.run1;
+  const auto median_of = [&](const std::string& w, const std::string& p) { return fx.measured(w, p); };
+  FsdpStudy s;
+  std::vector<sim::FsdpOptions> row_options;  // per row: its plan and units
+  const auto& workloads = run1.at("workloads").as_object();
+  for (const auto& it : run1.at("items").as_array()) {
+    const std::string workload(it.at("workload").as_string()), plan(it.at("plan").as_string());
+    if (!plan.starts_with("fsdp")) continue;
+    const auto& c = fx.cases.at(workload);
     // The units FSDP wrapped: parameters in registration order (the forward order of these models), each in
     // the unit whose module prefixes its name, else the root.
     const auto& params = workloads.at(workload).at("param_shapes").as_array();
@@ -203,12 +213,74 @@ namespace detail {
   }
   for (std::size_t i = 0; i < s.rows.size(); ++i) {
     FsdpRow& r = s.rows[i];
-    const Case& c = cases.at(r.workload);
+    const auto& c = fx.cases.at(r.workload);
     sim::FsdpOptions o = row_options[i];
     o.unit_cost = s.fit_cost(r.plan, r.workload);
     const auto p = sim::predict_fsdp(c.trace, c.program, c.us, c.origin, c.host_scale, o);
     r.loo_ms = p.step.period_us / 1e3;
   }
+  return s;
+}
+
+// Tensor parallel (the GPT fixtures; ColwiseParallel/RowwiseParallel on each block's qkv, proj, fc1, fc2).
+// DTensor's host cost per split linear is fitted as FSDP's is: per workload the cost that reproduces its
+// step; each workload predicted with the other's (two workloads: leave one out is fit on one).
+struct TpRow {
+  std::string workload;
+  int gpus = 2, blocks = 0, linears = 0;
+  double measured_ms = 0, measured_lo_ms = 0, measured_hi_ms = 0, measured_single_ms = 0;
+  double predicted_ms = 0, loo_ms = 0, predicted_single_ms = 0, fitted_linear_us = 0;
+  [[nodiscard]] double error() const { return predicted_ms / measured_ms - 1; }
+  [[nodiscard]] double loo_error() const { return loo_ms / measured_ms - 1; }
+  [[nodiscard]] double single_gpu_error() const { return measured_single_ms / measured_ms - 1; }
+  [[nodiscard]] double ideal_error() const { return measured_single_ms / gpus / measured_ms - 1; }
+};
+
+struct TpStudy {
+  std::vector<TpRow> rows;
+  [[nodiscard]] double mean_abs(double (TpRow::*f)() const) const {
+    double e = 0;
+    for (const auto& r : rows) e += std::abs((r.*f)());
+    return rows.empty() ? 0 : e / static_cast<double>(rows.size());
+  }
+  [[nodiscard]] double mean_linear_us(const std::string& except = "") const {
+    double sum = 0;
+    int n = 0;
+    for (const auto& r : rows)
+      if (r.workload != except) sum += r.fitted_linear_us, ++n;
+    return n ? sum / n : 0;
+  }
+};
+
+[[nodiscard]] inline TpStudy tp_study(const ParallelFixture& fx) {
+  TpStudy s;
+  const auto predict = [&](const ParallelFixture::Case& c, double per_linear_us) {
+    sim::TpOptions o;
+    o.world_size = 2;
+    o.per_linear_us = per_linear_us;
+    return sim::predict_tp(c.trace, c.program, c.us, c.origin, c.host_scale, o);
+  };
+  for (const auto& it : fx.run1.at("items").as_array()) {
+    if (it.at("plan").as_string() != "tp") continue;
+    TpRow r;
+    r.workload = std::string(it.at("workload").as_string());
+    const auto& c = fx.cases.at(r.workload);
+    std::tie(r.measured_ms, r.measured_lo_ms, r.measured_hi_ms) = fx.measured(r.workload, "tp");
+    r.measured_single_ms = std::get<0>(fx.measured(r.workload, "n1"));
+    const auto p = predict(c, sim::torch_tp_costs.per_linear_us);
+    r.blocks = p.plan.blocks;
+    r.linears = static_cast<int>(p.plan.linears.size());
+    r.predicted_ms = p.step.period_us / 1e3;
+    r.predicted_single_ms = p.single.period_us / 1e3;
+    double lo = 0, hi = 50000;
+    for (int i = 0; i < 30; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (predict(c, mid).step.period_us / 1e3 < r.measured_ms ? lo : hi) = mid;
+    }
+    r.fitted_linear_us = 0.5 * (lo + hi);
+    s.rows.push_back(r);
+  }
+  for (auto& r : s.rows) r.loo_ms = predict(fx.cases.at(r.workload), s.mean_linear_us(r.workload)).step.period_us / 1e3;
   return s;
 }
 

@@ -1,4 +1,4 @@
-// FSDP from a one-GPU trace: the units found in the trace, the all-gather and reduce-scatter model against
+// FSDP and tensor parallel from a one-GPU trace: the units found in the trace, the all-gather and reduce-scatter model against
 // NCCL on 2 H200s, and the predicted FSDP2 step against the steps measured on 2 H200s
 // (fixtures/parallel/h200x2), next to the single-GPU and single-GPU / N baselines.
 #include <catch2/catch.hpp>
@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "builtin_data.hpp"
-#include "habitat/studies/fsdp_study.hpp"
+#include "habitat/studies/parallel_study.hpp"
 
 using namespace habitat;
 
@@ -19,6 +19,11 @@ namespace {
 const std::string dir = std::string(HABITAT_FIXTURES) + "/parallel/h200x2";
 
 Trace one_gpu(const std::string& workload) { return kineto::read_trace(dir + "/" + workload + ".n1.json.gz"); }
+
+const report::ParallelFixture& fixture() {
+  static const report::ParallelFixture f(dir, test::catalog(), test::hosts());
+  return f;
+}
 
 }  // namespace
 
@@ -82,7 +87,7 @@ TEST_CASE("all-gather and reduce-scatter on 2 H200s: the ring model against NCCL
 }
 
 TEST_CASE("FSDP2 step on 2 H200s from the one-GPU H200 trace", "[comm][fsdp][accuracy]") {
-  const auto s = report::fsdp_study(dir, test::catalog(), test::hosts());
+  const auto s = report::fsdp_study(fixture());
   REQUIRE(s.rows.size() == 16);
   std::printf("\nFSDP2 on 2 H200s from the one-GPU trace: measured median of runs [lowest, highest], ms\n");
   std::printf("  %-18s %-13s %5s %8s %17s %8s %7s %8s %7s %8s %7s %8s %8s %7s %7s\n", "workload", "plan", "units", "measured", "[runs]",
@@ -144,4 +149,56 @@ TEST_CASE("FSDP prediction: physics on every catalog GPU and more GPUs", "[comm]
       CHECK(p.memory.sharded_bytes * n == Approx(p.plan.parameter_bytes() * (2 + 2)));  // AdamW: two states
     }
   }
+}
+
+TEST_CASE("tensor parallel on 2 H200s from the one-GPU H200 trace", "[comm][tp][accuracy]") {
+  const auto s = report::tp_study(fixture());
+  REQUIRE(s.rows.size() == 2);
+  std::printf("\nTensor parallel (Megatron column/row) on 2 H200s from the one-GPU trace, ms\n");
+  std::printf("  %-18s %6s %7s %8s %17s %8s %7s %8s %7s %8s %7s %8s %9s\n", "workload", "blocks", "linears", "measured", "[runs]", "habitat",
+              "error", "other's", "error", "1 GPU", "error", "1 GPU/N", "us/linear");
+  for (const auto& r : s.rows)
+    std::printf("  %-18s %6d %7d %8.2f [%6.2f, %6.2f] %8.2f %+6.1f%% %8.2f %+6.1f%% %8.2f %+6.1f%% %+7.1f%% %9.0f\n", r.workload.c_str(), r.blocks,
+                r.linears, r.measured_ms, r.measured_lo_ms, r.measured_hi_ms, r.predicted_ms, 100 * r.error(), r.loo_ms, 100 * r.loo_error(),
+                r.measured_single_ms, 100 * r.single_gpu_error(), 100 * r.ideal_error(), r.fitted_linear_us);
+  std::printf("  mean |error|: habitat %.1f%%, fitted on the other %.1f%%, single GPU %.1f%%, single GPU / N %.1f%%; DTensor cost %.0f us per linear\n",
+              100 * s.mean_abs(&report::TpRow::error), 100 * s.mean_abs(&report::TpRow::loo_error), 100 * s.mean_abs(&report::TpRow::single_gpu_error),
+              100 * s.mean_abs(&report::TpRow::ideal_error), s.mean_linear_us());
+  CHECK(s.mean_linear_us() == Approx(sim::torch_tp_costs.per_linear_us).epsilon(0.03));
+  for (const auto& r : s.rows) {
+    INFO(r.workload);
+    CHECK(r.blocks == 8);
+    CHECK(r.linears == 32);  // qkv, proj, fc1, fc2 per block
+    CHECK(r.predicted_ms >= r.predicted_single_ms / r.gpus);
+  }
+  CHECK(s.mean_abs(&report::TpRow::loo_error) < 0.5 * s.mean_abs(&report::TpRow::single_gpu_error));
+}
+
+TEST_CASE("tensor parallel: the split and its all-reduces, and models it cannot split", "[comm][tp]") {
+  const Trace gpt = one_gpu("gpt1024_bf16_b8");
+  const auto plan = sim::tp_plan(gpt, 2);
+  int rows = 0;
+  for (const auto& l : plan.linears) {
+    rows += l.row;
+    CHECK(l.backward_op >= 0);
+    // batch 8 x seq 1024 rows of d 1024 in bf16 (16 MiB) at each row-parallel output
+    if (l.row) CHECK(l.output_bytes == 8.0 * 1024 * 1024 * 2);
+  }
+  CHECK(rows == 16);
+  CHECK(plan.split_parameter_share > 0.5);
+  CHECK(plan.split_parameter_share < 1.0);  // embeddings, norms and biases stay whole
+  const Device& h200 = test::catalog().at("H200");
+  const auto program = sim::build_program(gpt, sim::host_model(test::hosts(), h200, h200));
+  std::vector<double> us;
+  for (const auto& k : gpt.kernels) us.push_back(k.duration_us);
+  sim::TpOptions o;
+  o.world_size = 2;
+  o.per_linear_us = 0;  // no host cost: the GPU work alone
+  const auto p = sim::predict_tp(gpt, program, us, h200, 1.0, o);
+  double split = 0, total = 0;
+  for (std::size_t k = 0; k < gpt.kernels.size(); ++k) (plan.split[k] ? split : total) += us[k];
+  CHECK(split > 0.3 * (split + total));  // the blocks' GEMMs and attention are most of the GPU time
+  CHECK(p.step.gpu_active_us < p.single.gpu_active_us);
+  // VGG-16's repeated convolutions have no linear pairs to split.
+  CHECK_THROWS_WITH(sim::tp_plan(one_gpu("vgg16_fp32_b32"), 2), Catch::Contains("tensor parallel needs"));
 }
