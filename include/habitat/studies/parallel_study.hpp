@@ -98,38 +98,68 @@ namespace detail {
 
 }  // namespace detail
 
-// The fixture: the three runs' manifests, and per workload its one-GPU trace replayed on its own GPU and host.
+// A fixture: the runs' manifests (the answers), and per workload its one-GPU trace (the input) with its
+// kernels predicted on the destination GPU and replayed on the recording host.
 struct ParallelFixture {
-  std::string dir;
-  boost::json::value run1;
+  boost::json::value run1;  // the first run: workloads, items, units
   std::map<std::pair<std::string, std::string>, std::vector<double>> medians;  // (workload, plan): each run's median
+  bool stale_copy = false;  // the first run's peaks hold a stale copy of the parameters (fixtures/parallel/README.md)
+  double host_ratio = 1;    // the measuring machine's host time over the recording host's, where calibrated (else 1)
   struct Case {
     Trace trace;
-    Device origin;
+    Device dest;
     sim::StepProgram program;
     std::vector<double> us;
     double host_scale = 1;
   };
   std::map<std::string, Case> cases;
 
-  // `dir`: fixtures/parallel/h200x2 (manifest.json, run2/, run3/, <workload>.n1.json.gz).
-  ParallelFixture(const std::string& d, const Catalog& cat, const sim::HostRegistry& hosts) : dir(d), run1(detail::read_json(d + "/manifest.json")) {
-    std::vector<boost::json::value> runs{run1};
-    for (const char* r : {"/run2/manifest.json", "/run3/manifest.json"}) runs.push_back(detail::read_json(dir + r));
-    for (const auto& m : runs)
+  // `traces`: the folder of <workload>.n1.json.gz; `manifests`: one per run; `dest`: the GPU the runs were
+  // measured on (empty: the traces' own).
+  // `calibrate_host`: the measuring machine's host speed is taken from its one-GPU steps (the median over the
+  // workloads of measured / predicted), one number for the machine, as a host profile of it would give.
+  ParallelFixture(const std::string& traces, const std::vector<std::string>& manifests, const std::string& dest, bool stale,
+                  const Catalog& cat, const sim::HostRegistry& hosts, bool calibrate_host = false)
+      : run1(detail::read_json(manifests.at(0))), stale_copy(stale) {
+    for (const auto& path : manifests) {
+      const auto m = detail::read_json(path);
       for (const auto& it : m.at("items").as_array())
         medians[{std::string(it.at("workload").as_string()), std::string(it.at("plan").as_string())}].push_back(
             it.at("step_ms").at("median").to_number<double>());
+    }
     for (const auto& [name, w] : run1.at("workloads").as_object()) {
-      Trace t = kineto::read_trace(dir + "/" + std::string(name) + ".n1.json.gz");
+      Trace t = kineto::read_trace(traces + "/" + std::string(name) + ".n1.json.gz");
       const Device origin = resolve_origin(cat, t, std::nullopt);
-      const auto pred = predict_trace(t, kernel_work(t), origin, origin, RooflineScaling{});
+      const Device& to = dest.empty() ? origin : cat.at(dest);
+      const auto pred = predict_trace(t, kernel_work(t), origin, to, RooflineScaling{});
       std::vector<double> us;
       for (const auto& k : pred.kernels) us.push_back(k.duration_us);
-      const auto host = sim::host_model(hosts, origin, origin);
+      const auto host = sim::host_model(hosts, origin, to);
       auto program = sim::build_program(t, host);
-      cases.emplace(std::string(name), Case{std::move(t), origin, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on)});
+      cases.emplace(std::string(name), Case{std::move(t), to, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on)});
     }
+    if (!calibrate_host) return;
+    std::vector<double> ratios;
+    for (const auto& [name, c] : cases)
+      ratios.push_back(std::get<0>(measured(name, "n1")) / (sim::simulate(c.trace, c.program, c.us).period_us / 1e3));
+    host_ratio = habitat::detail::median_of_runs(ratios, 1.0);
+    for (auto& [name, c] : cases) {
+      auto host = sim::host_model(hosts, resolve_origin(cat, c.trace, std::nullopt), c.dest);
+      host.speed_ratio *= host_ratio;
+      c.program = sim::build_program(c.trace, host);
+      c.host_scale *= host_ratio;
+    }
+  }
+  // fixtures/parallel/h200x2: traces and answers of 2 H200s (manifest.json, run2/, run3/).
+  [[nodiscard]] static ParallelFixture h200x2(const std::string& dir, const Catalog& cat, const sim::HostRegistry& hosts) {
+    return {dir, {dir + "/manifest.json", dir + "/run2/manifest.json", dir + "/run3/manifest.json"}, "", true, cat, hosts};
+  }
+  // fixtures/parallel/h100x2: answers of 2 H100s (run1-3/manifest.json) for the H200 traces: a GPU the costs were not fitted on.
+  [[nodiscard]] static ParallelFixture h100x2(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts,
+                                              bool calibrate_host) {
+    const std::string d = parallel_dir + "/h100x2";
+    return {parallel_dir + "/h200x2", {d + "/run1/manifest.json", d + "/run2/manifest.json", d + "/run3/manifest.json"}, "H100 SXM", false,
+            cat, hosts, calibrate_host};
   }
   // Median of the runs' medians, the lowest and the highest.
   [[nodiscard]] std::tuple<double, double, double> measured(const std::string& w, const std::string& p) const {
@@ -170,7 +200,7 @@ struct ParallelFixture {
     const auto predict = [&](sim::UnitCost cost) {
       sim::FsdpOptions o = opt;
       o.unit_cost = cost;
-      return sim::predict_fsdp(c.trace, c.program, c.us, c.origin, c.host_scale, o);
+      return sim::predict_fsdp(c.trace, c.program, c.us, c.dest, c.host_scale, o);
     };
     const auto p = predict(sim::fsdp_unit_cost(opt));
     r.cost_units = static_cast<int>(p.plan.units.size()) + (p.plan.root.bytes > 0 ? 1 : 0);
@@ -199,7 +229,7 @@ struct ParallelFixture {
       const auto& mem = it.at("memory_per_rank").as_array();
       double peak = 0;
       for (const auto& m : mem) peak = std::max(peak, m.at("max_allocated_bytes").to_number<double>());
-      r.measured_peak_gb = (peak - it.at("param_bytes").to_number<double>()) / 1e9;  // the stale full copy (README)
+      r.measured_peak_gb = (peak - (fx.stale_copy ? it.at("param_bytes").to_number<double>() : 0.0)) / 1e9;  // the stale full copy (README)
     }
     // The cost per unit that reproduces the measured step: the step grows with it.
     double lo = 0, hi = 50000;
@@ -216,7 +246,7 @@ struct ParallelFixture {
     const auto& c = fx.cases.at(r.workload);
     sim::FsdpOptions o = row_options[i];
     o.unit_cost = s.fit_cost(r.plan, r.workload);
-    const auto p = sim::predict_fsdp(c.trace, c.program, c.us, c.origin, c.host_scale, o);
+    const auto p = sim::predict_fsdp(c.trace, c.program, c.us, c.dest, c.host_scale, o);
     r.loo_ms = p.step.period_us / 1e3;
   }
   return s;
@@ -258,7 +288,7 @@ struct TpStudy {
     sim::TpOptions o;
     o.world_size = 2;
     o.per_linear_us = per_linear_us;
-    return sim::predict_tp(c.trace, c.program, c.us, c.origin, c.host_scale, o);
+    return sim::predict_tp(c.trace, c.program, c.us, c.dest, c.host_scale, o);
   };
   for (const auto& it : fx.run1.at("items").as_array()) {
     if (it.at("plan").as_string() != "tp") continue;
