@@ -380,6 +380,44 @@ TEST_CASE("export-et --steps: the step back to back, as a training loop runs it"
   CHECK(replay_us(f) == Approx(want).epsilon(0.05));
 }
 
+TEST_CASE("export-et of FSDP and tensor parallel: all-gathers, reduce-scatters and all-reduces with their messages", "[chakra]") {
+  cli::ExportEtArgs a;
+  a.trace_path = std::string(HABITAT_FIXTURES) + "/parallel/h200x2/gpt512_bf16_b8.n1.json.gz";
+  a.to = "H200";
+  a.ddp.world_size = 2;
+  a.out_dir = tmp_dir("et_gpt512_fsdp");
+  a.parallel = "fsdp";
+  std::ostringstream err;
+  const cli::ExportEtResult r = cli::export_et(a, quiet(), test::catalog(), err);
+  REQUIRE(r.files.size() == 2);
+  const EtFile f = read_et(r.files[0]);
+  const comm::FsdpPlan plan = comm::fsdp_plan(kineto::read_trace(a.trace_path));
+  // Per unit an all-gather before forward and one before backward; the root's once; a reduce-scatter each.
+  CHECK(r.graph.all_gathers == 2 * 8 + 1);
+  CHECK(r.graph.reduce_scatters == 8 + 1);
+  CHECK(r.graph.reduce_scatter_bytes == Approx(plan.parameter_bytes()));
+  CHECK(r.graph.all_gather_bytes == Approx(2 * plan.parameter_bytes() - plan.root.bytes));
+  int gathers = 0, scatters = 0;
+  for (const auto& n : f.nodes) {
+    if (n.type() != ChakraProtoMsg::COMM_COLL_NODE) continue;
+    const auto type = find_attr(n.attr(), "comm_type")->int64_val();
+    gathers += type == ChakraProtoMsg::ALL_GATHER;
+    scatters += type == ChakraProtoMsg::REDUCE_SCATTER;
+    CHECK(find_attr(n.attr(), "comm_size")->int64_val() > 0);
+  }
+  CHECK(gathers == 17);
+  CHECK(scatters == 9);
+  CHECK(find_attr(f.metadata.attr(), "parallel")->string_val().starts_with("FSDP full shard"));
+  CHECK(replay_us(f) == Approx(r.prediction.timeline->first_step_us).epsilon(0.1));
+
+  a.parallel = "tp";
+  a.out_dir = tmp_dir("et_gpt512_tp");
+  const cli::ExportEtResult tp = cli::export_et(a, quiet(), test::catalog(), err);
+  CHECK(tp.graph.buckets == 32);  // per block 2 all-reduces forward, 2 backward
+  CHECK(tp.graph.allreduce_bytes == Approx(32 * 8.0 * 512 * 512 * 2));  // batch 8 x seq 512 x d 512, bf16
+  CHECK(find_attr(read_et(tp.files[1]).metadata.attr(), "parallel")->string_val().starts_with("Tensor parallel"));
+}
+
 TEST_CASE("export-et: bad input is an error naming the file and the problem", "[chakra]") {
   std::ostringstream err;
   const cli::Common c = quiet();

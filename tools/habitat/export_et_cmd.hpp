@@ -32,6 +32,7 @@ struct ExportEtArgs {
   std::string prefix;  // default: the trace's file name without .json(.gz)
   bool gpu_only = false;
   int steps = 1;
+  std::string parallel = "ddp";  // --parallel, as predict's
 };
 
 // The options `predict` has for one destination, DDP and hosts, by the same names; --out, --prefix,
@@ -51,6 +52,7 @@ inline CLI::App* add_export_et_command(CLI::App& app, ExportEtArgs& a, const CLI
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--gpus-per-node", a.ddp.gpus_per_node, "GPUs per node (default: the destination's typical node)")->check(CLI::Range(1, 1024));
   cmd->add_option("--bucket-mb", a.bucket_mb, "DDP's bucket_cap_mb (default 25)")->check(CLI::Range(0.001, 1e6));
+  cmd->add_option("--parallel", a.parallel, "how the ranks share the step, as for predict: ddp (default), tp, or fsdp[,grad_op][,bf16][,units=...]");
   cmd->add_option("--interconnect", a.interconnect, "link between GPUs of a node: nvlink, pcie, or GB/s per direction (default: the catalog's)");
   cmd->add_option("--network-gbps", a.ddp.network_gbps, "network between nodes, GB/s per GPU and direction (default: the catalog's)")
       ->check(CLI::Range(1e-3, 1e5));
@@ -114,10 +116,24 @@ inline ExportEtResult export_et(const ExportEtArgs& a, const Common& c, const Ca
   std::vector<double> kernel_us;
   kernel_us.reserve(r.prediction.kernels.size());
   for (const auto& k : r.prediction.kernels) kernel_us.push_back(k.duration_us);
-  r.graph = chakra::step_graph(t, program, kernel_us, dest, host_scale, ddp, {!a.gpu_only, a.steps});
+  const ParallelChoice parallel = parse_parallel(a.parallel, ddp);
+  const chakra::GraphOptions graph_options{!a.gpu_only, a.steps};
   // habitat's own step, as `predict` prints it: for comparison with what ASTRA-sim makes of the files.
-  if (ddp.world_size > 1) note(sim::compose_ddp(r.prediction, t, program, dest, host_scale, ddp, a.batch));
-  else sim::compose(r.prediction, t, program, dest, a.batch);
+  if (parallel.fsdp) {
+    sim::FsdpOptions o = *parallel.fsdp;
+    o.intra_gbps = ddp.intra_gbps;
+    r.graph = chakra::step_graph(t, program, kernel_us, dest, host_scale, o, graph_options);
+    note(sim::compose_fsdp(r.prediction, t, program, dest, host_scale, o, a.batch));
+  } else if (parallel.tp) {
+    sim::TpOptions o = *parallel.tp;
+    o.intra_gbps = ddp.intra_gbps;
+    r.graph = chakra::step_graph(t, program, kernel_us, dest, host_scale, o, graph_options);
+    note(sim::compose_tp(r.prediction, t, program, dest, host_scale, o, a.batch));
+  } else {
+    r.graph = chakra::step_graph(t, program, kernel_us, dest, host_scale, ddp, graph_options);
+    if (ddp.world_size > 1) note(sim::compose_ddp(r.prediction, t, program, dest, host_scale, ddp, a.batch));
+    else sim::compose(r.prediction, t, program, dest, a.batch);
+  }
   r.prediction.host = hm.runs_on;
   if (t.gpu_active_us() > 1.02 * t.gpu_busy_us())
     note({"kernels of several streams overlap in the trace (GPU active " + report::fmt("%.2f", t.gpu_active_us() / 1e3) + " ms, busy " +
@@ -156,9 +172,12 @@ inline ExportEtResult export_et(const ExportEtArgs& a, const Common& c, const Ca
   };
   if (r.prediction.data_parallel) {
     meta.push_back({"habitat_single_gpu_step_us", r.prediction.data_parallel->single_gpu_us});
-    meta.push_back({"gradient_bytes", static_cast<std::int64_t>(std::llround(g.plan.gradient_bytes()))});
-    meta.push_back({"buckets", static_cast<std::int64_t>(g.buckets)});
-    meta.push_back({"bucket_cap_mb", a.bucket_mb});
+    meta.push_back({"parallel", r.prediction.data_parallel->plan});
+    if (r.prediction.data_parallel->plan == "DDP") {
+      meta.push_back({"gradient_bytes", static_cast<std::int64_t>(std::llround(g.plan.gradient_bytes()))});
+      meta.push_back({"buckets", static_cast<std::int64_t>(g.buckets)});
+      meta.push_back({"bucket_cap_mb", a.bucket_mb});
+    }
     meta.push_back({"link", g.topology.intra_kind});
   }
   if (a.batch) meta.push_back({"batch_per_rank", static_cast<std::int64_t>(*a.batch)});
@@ -184,13 +203,21 @@ inline int run_export_et(const ExportEtArgs& a, const Common& c, const Catalog& 
   out << "  per rank" << (g.steps > 1 ? " (" + std::to_string(g.steps) + " steps)" : std::string()) << ": " << g.nodes.size() << " nodes: " << g.gpu_nodes
       << " GPU kernels (" << report::fmt("%.2f", g.gpu_us / 1e3) << " ms on " << r.prediction.device << ")";
   if (g.host_nodes) out << ", " << g.host_nodes << " host (" << report::fmt("%.2f", g.host_us / 1e3) << " ms on " << r.prediction.host << ")";
-  if (g.comm_nodes)
-    out << ", " << g.comm_nodes << " collectives (" << g.buckets << " all-reduces of " << report::fmt("%.1f", g.allreduce_bytes / 1048576.0)
-        << " MiB in all" << (g.comm_nodes > g.buckets ? ", " + std::to_string(g.comm_nodes - g.buckets) + " broadcasts" : std::string()) << ")";
+  if (g.comm_nodes) {
+    std::vector<std::string> kinds;
+    if (g.buckets) kinds.push_back(std::to_string(g.buckets) + " all-reduces of " + report::fmt("%.1f", g.allreduce_bytes / 1048576.0) + " MiB in all");
+    if (g.all_gathers) kinds.push_back(std::to_string(g.all_gathers) + " all-gathers of " + report::fmt("%.1f", g.all_gather_bytes / 1048576.0) + " MiB");
+    if (g.reduce_scatters)
+      kinds.push_back(std::to_string(g.reduce_scatters) + " reduce-scatters of " + report::fmt("%.1f", g.reduce_scatter_bytes / 1048576.0) + " MiB");
+    if (const int rest = g.comm_nodes - g.buckets - g.all_gathers - g.reduce_scatters; rest > 0) kinds.push_back(std::to_string(rest) + " broadcasts");
+    out << ", " << g.comm_nodes << " collectives (";
+    for (std::size_t i = 0; i < kinds.size(); ++i) out << (i ? ", " : "") << kinds[i];
+    out << ")";
+  }
   const double first = r.prediction.timeline ? r.prediction.timeline->first_step_us : r.prediction.iteration_us;
   out << "\n  habitat's step";
   if (r.prediction.data_parallel)
-    out << " (DDP on " << g.topology.ranks << " GPUs, " << g.topology.nodes() << " node" << (g.topology.nodes() == 1 ? "" : "s") << ", "
+    out << " (" << r.prediction.data_parallel->plan << " on " << g.topology.ranks << " GPUs, " << g.topology.nodes() << " node" << (g.topology.nodes() == 1 ? "" : "s") << ", "
         << g.topology.intra_kind << ")";
   out << ": " << report::fmt("%.2f", first / 1e3) << " ms from an idle GPU, " << report::fmt("%.2f", r.prediction.iteration_us / 1e3)
       << " ms back to back; for the " << (g.steps == 1 ? std::string("step") : std::to_string(g.steps) + " steps") << " in the files "

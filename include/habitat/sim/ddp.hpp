@@ -109,7 +109,8 @@ struct DdpStep {
     const int first = e.first_gpu_item();
     for (const auto& g : plan.buffers) {
       const int flat = e.add_kernel("DDP: flatten buffers (" + g.dtype + ")", compute, op_broadcast, copy_us(g.bytes, dest), false);
-      const int bc = e.add_kernel("ncclDevKernel_Broadcast (modelled)", comm_stream, op_broadcast, comm::broadcast_us(g.bytes, topo), true);
+      const int bc = e.add_kernel("ncclDevKernel_Broadcast (modelled)", comm_stream, op_broadcast, comm::broadcast_us(g.bytes, topo), true,
+                                  Collective{"broadcast", g.bytes, topo.ranks});
       e.wait(bc, {flat});
       e.insert(first, (cost.per_buffer_group_us + cost.per_buffer_flatten_us * g.count) * host_scale, {flat, bc});
       std::vector<int> copies;
@@ -137,7 +138,8 @@ struct DdpStep {
     if (++filled[b] == static_cast<int>(plan.buckets[b].gradients.size())) {
       const double us = comm::allreduce(plan.buckets[b].bytes, topo).us;
       bucket_allreduce_us.push_back(us);
-      const int ar = e.add_kernel("ncclDevKernel_AllReduce (modelled)", comm_stream, op_allreduce, us, true);
+      const int ar = e.add_kernel("ncclDevKernel_AllReduce (modelled)", comm_stream, op_allreduce, us, true,
+                                  Collective{"allreduce", plan.buckets[b].bytes, topo.ranks});
       e.wait(ar, {hook});
       allreduce_kernel[b] = ar;
       e.insert(pos, cost.per_bucket_us * host_scale, {ar});

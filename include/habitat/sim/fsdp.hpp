@@ -142,7 +142,8 @@ struct FsdpStep {
   // all-gather stream; returns the collective.
   auto all_gather = [&](int pos, double bytes) {
     const int in = e.add_kernel("FSDP: all-gather copy-in", ag_stream, op_copy, copy_us(bytes * gathered / n, dest), false);
-    const int ag = e.add_kernel("ncclDevKernel_AllGather (modelled)", ag_stream, op_ag, comm::all_gather_us(bytes * gathered, topo), true);
+    const int ag = e.add_kernel("ncclDevKernel_AllGather (modelled)", ag_stream, op_ag, comm::all_gather_us(bytes * gathered, topo), true,
+                                Collective{"allgather", bytes * gathered, topo.ranks});  // the gathered tensor
     e.insert(pos, 0, {in, ag});
     return ag;
   };
@@ -155,7 +156,8 @@ struct FsdpStep {
   std::vector<int> reduce_scatters;
   auto reduce_scatter = [&](int pos, double bytes, double host_us) {
     const int in = e.add_kernel("FSDP: reduce-scatter copy-in", compute, op_copy, copy_us(bytes, dest), false);
-    const int rs = e.add_kernel("ncclDevKernel_ReduceScatter (modelled)", rs_stream, op_rs, comm::reduce_scatter_us(bytes, topo), true);
+    const int rs = e.add_kernel("ncclDevKernel_ReduceScatter (modelled)", rs_stream, op_rs, comm::reduce_scatter_us(bytes, topo), true,
+                                Collective{"reduce_scatter", bytes, topo.ranks});  // the full tensor each rank reduces
     e.wait(rs, {in});
     reduce_scatters.push_back(rs);
     e.insert(pos, host_us, {in, rs});

@@ -4,6 +4,7 @@
 // the inserted items merged into the program in order. Every plan in sim/ builds its step with this.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,13 @@ class ProgramEdit {
     return static_cast<int>(trace.ops.size()) - 1;
   }
 
-  int add_kernel(std::string name, std::int64_t stream, int op, double us, bool is_comm) {
+  // A communication kernel carries its collective (name, bytes, ranks): what a Chakra graph writes for it.
+  int add_kernel(std::string name, std::int64_t stream, int op, double us, bool is_comm, std::optional<Collective> collective = {}) {
     Kernel k;
     k.name = std::move(name);
     k.stream = stream;
     k.op = op;
+    k.collective = std::move(collective);
     k.start_us = k.duration_us = 0;  // not recorded: simulated
     trace.kernels.push_back(std::move(k));
     added_us.push_back(us);

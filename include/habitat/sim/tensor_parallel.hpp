@@ -12,6 +12,7 @@
 //  - the host dispatches every split linear through DTensor, forward and backward: a cost per split linear.
 // One batch per tensor-parallel group: samples per step are the one-GPU step's.
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,18 @@ namespace detail {
   }
   if (plan.blocks == 0)
     throw make_error(t.source, "--parallel", "tensor parallel needs repeated blocks with pairs of linear layers (Megatron's column/row split); none found");
+  // The activations cross in the GEMM's dtype (autocast casts inside aten::linear: its input may be fp32
+  // while the GEMM and the tensors tensor parallel all-reduces are bf16, as the rank traces show).
+  std::map<int, double> gemm_elem;  // linear op -> element size of its GEMM's operands
+  for (const auto& op : t.ops)
+    if ((op.name == "aten::addmm" || op.name == "aten::mm" || op.name == "aten::bmm") && op.inputs.size() > (op.name == "aten::addmm" ? 1u : 0u) && !op.inputs[op.name == "aten::addmm"].dtype.empty())
+      if (const int top = top_level_op(t, op.parent); top >= 0) gemm_elem.emplace(top, ops::dtype_bytes(op.inputs[op.name == "aten::addmm"].dtype));
+  for (auto& l : plan.linears)
+    if (auto it = gemm_elem.find(l.op); it != gemm_elem.end() && t.ops[l.op].name == "aten::linear" && !t.ops[l.op].inputs.empty()) {
+      const double was = ops::dtype_bytes(t.ops[l.op].inputs[0].dtype.empty() ? "float" : t.ops[l.op].inputs[0].dtype);
+      l.input_bytes *= it->second / was;
+      l.output_bytes *= it->second / was;
+    }
   // Each split linear's backward op: the latest-ending backward op with GPU work that links to it.
   for (int k = 0; k < static_cast<int>(t.kernels.size()); ++k) {
     const int op = t.kernels[k].op;
@@ -171,7 +184,8 @@ struct TpStep {
     if (t.kernels[k].op >= 0) last_kernel[top_level_op(t, t.kernels[k].op)] = k;
   auto all_reduce = [&](int after_op, double bytes) {
     const Operation& op = t.ops[after_op];
-    const int ar = e.add_kernel("ncclDevKernel_AllReduce (modelled)", comm_stream, op_ar, comm::allreduce(bytes, topo).us, true);
+    const int ar = e.add_kernel("ncclDevKernel_AllReduce (modelled)", comm_stream, op_ar, comm::allreduce(bytes, topo).us, true,
+                                Collective{"allreduce", bytes, topo.ranks});
     if (last_kernel[after_op] >= 0) e.wait(ar, {last_kernel[after_op]});
     const int wait = e.add_kernel("TP: wait for the all-reduce", compute, op_ar, ddp_small_kernel_us, false);
     e.wait(wait, {ar});

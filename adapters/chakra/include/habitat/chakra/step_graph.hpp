@@ -2,17 +2,19 @@
 // The predicted step of one rank as a graph of Chakra execution-trace nodes, for ASTRA-sim: no protobuf
 // here (et_file.hpp writes the graph in Chakra's format).
 //
-// The graph is the step program the simulator replays (sim/step_program.hpp), with DDP's work inserted by
-// the same function `habitat predict --world-size` uses (sim::ddp_step):
+// The graph is the step program the simulator replays (sim/step_program.hpp), with a parallel plan's work
+// inserted by the same function `habitat predict --world-size [--parallel]` uses (sim::ddp_step, fsdp_step,
+// tp_step):
 //  - one compute node per GPU kernel (or copy), carrying its predicted time on the destination GPU. A
 //    kernel is the unit both of habitat's prediction and of Chakra's PyTorch traces, and ASTRA-sim runs
 //    one GPU compute node at a time, so nodes finer than the GPU's own order would add nothing and coarser
 //    ones would hide where a bucket's all-reduce can start;
 //  - one host node (is_cpu_op) per launch: the host's work up to it on the destination host, so that a
 //    host-bound step stays host-bound in ASTRA-sim (GraphOptions::host; off: GPU and collectives only);
-//  - one collective node per all-reduce of a DDP bucket (and per broadcast of BatchNorm's buffers), with
-//    Chakra's comm_type and the message in bytes, placed where DDP starts it: after the gradient hook of
-//    the bucket's last gradient, so it overlaps the rest of the backward pass.
+//  - one collective node per collective of the plan (DDP: a bucket's all-reduce, after the gradient hook of
+//    its last gradient, and the broadcast of BatchNorm's buffers; FSDP: a unit's all-gather (comm_size: the
+//    gathered tensor) and reduce-scatter (the full tensor); TP: the all-reduces of the split blocks), with
+//    Chakra's comm_type and the message in bytes, where the plan starts it.
 // Dependencies (data_deps, always on nodes written earlier): a kernel on the previous node of its
 // stream, on the kernels of other streams it waits for, and on the host node that launched it; a host
 // node on the previous host node and, after a synchronizing call, on the GPU work that call waited for.
@@ -35,6 +37,8 @@
 #include "habitat/comm/ddp_plan.hpp"
 #include "habitat/error.hpp"
 #include "habitat/sim/ddp.hpp"
+#include "habitat/sim/fsdp.hpp"
+#include "habitat/sim/tensor_parallel.hpp"
 #include "habitat/sim/step_program.hpp"
 #include "habitat/trace/trace.hpp"
 
@@ -42,7 +46,7 @@ namespace habitat::chakra {
 
 // Chakra's NodeType and CollectiveCommType values (et_def.proto) that habitat writes.
 enum class NodeType : int { comp = 4, comm_coll = 7 };
-enum class CommType : int { all_reduce = 0, broadcast = 5 };
+enum class CommType : int { all_reduce = 0, all_gather = 2, broadcast = 5, reduce_scatter = 7 };
 
 struct EtNode {
   std::uint64_t id = 0;
@@ -64,8 +68,10 @@ struct StepGraph {
   int gpu_nodes = 0, host_nodes = 0, comm_nodes = 0;
   double allreduce_bytes = 0;       // the buckets' sum over the steps: the gradients, once a step
   int buckets = 0;                  // all-reduces, all steps
+  int all_gathers = 0, reduce_scatters = 0;  // FSDP's, all steps
+  double all_gather_bytes = 0, reduce_scatter_bytes = 0;
   comm::Topology topology;
-  comm::DdpPlan plan;               // empty on one GPU
+  comm::DdpPlan plan;               // DDP's; empty on one GPU and for the other plans
   int steps = 1;
   int dropped_waits = 0;            // per step: cross-stream waits on work launched later, left out as the simulator
                                     // leaves them out (their end is not known when the kernel is launched)
@@ -85,57 +91,39 @@ struct Attr {
 
 namespace detail {
 
-// Which collective a modelled NCCL kernel of sim::ddp_step is, from its name (as Chakra's PyTorch
-// converter tells NCCL kernels apart).
-[[nodiscard]] inline std::optional<CommType> collective_of(const std::string& kernel) {
-  if (kernel.find("AllReduce") != std::string::npos) return CommType::all_reduce;
-  if (kernel.find("Broadcast") != std::string::npos) return CommType::broadcast;
+// Which collective a kernel the plan added is, and habitat's time for it (the same model on the same
+// message: a check that the node carries the message of its kernel).
+[[nodiscard]] inline std::optional<CommType> collective_of(const Kernel& k) {
+  if (!k.collective) return std::nullopt;
+  const std::string& n = k.collective->name;
+  if (n == "allreduce") return CommType::all_reduce;
+  if (n == "broadcast") return CommType::broadcast;
+  if (n == "allgather") return CommType::all_gather;
+  if (n == "reduce_scatter") return CommType::reduce_scatter;
   return std::nullopt;
+}
+[[nodiscard]] inline double model_us(CommType c, double bytes, const comm::Topology& t) {
+  switch (c) {
+    case CommType::all_reduce: return comm::allreduce(bytes, t).us;
+    case CommType::broadcast: return comm::broadcast_us(bytes, t);
+    case CommType::all_gather: return comm::all_gather_us(bytes, t);
+    case CommType::reduce_scatter: return comm::reduce_scatter_us(bytes, t);
+  }
+  return 0;
+}
+
+inline void check_inputs(const Trace& t, const std::vector<double>& kernel_us, const GraphOptions& options) {
+  if (kernel_us.size() != t.kernels.size()) throw make_error(t.source, "export-et", "one predicted duration per kernel is needed");
+  if (options.steps < 1) throw make_error(t.source, "--steps", "must be at least 1");
 }
 
 }  // namespace detail
 
-// `kernel_us`: one predicted duration per kernel of `t` on `dest`; `program`: the step program built for
-// the destination's host; `host_scale`: sim::ddp_host_scale for that host. opt.world_size > 1 adds DDP.
-[[nodiscard]] inline StepGraph step_graph(const Trace& t, const sim::StepProgram& program, const std::vector<double>& kernel_us,
-                                          const Device& dest, double host_scale, const sim::DdpOptions& opt,
-                                          const GraphOptions& options = {}) {
-  if (kernel_us.size() != t.kernels.size()) throw make_error(t.source, "export-et", "one predicted duration per kernel is needed");
-  if (options.steps < 1) throw make_error(t.source, "--steps", "must be at least 1");
-  StepGraph g;
+// The graph of a step as edited by a plan (or the one-GPU step): `us` one duration per kernel of `tt`.
+[[nodiscard]] inline StepGraph graph_of(const Trace& tt, const sim::StepProgram& p, const std::vector<double>& us, StepGraph g,
+                                        const GraphOptions& options) {
   g.steps = options.steps;
-  g.topology = sim::ddp_topology(dest, opt);
-  std::optional<sim::DdpStep> ddp;
-  if (g.topology.ranks > 1) {
-    g.plan = comm::ddp_plan(t, opt.caps);
-    if (g.plan.already_ddp)
-      throw make_error(t.source, "--world-size", "the trace is already one rank of a DDP step: give the one-GPU trace of the same step");
-    ddp.emplace(sim::ddp_step(t, program, g.plan, dest, g.topology, host_scale, opt));
-  } else {
-    for (const auto& k : t.kernels)
-      if (k.collective || k.name.starts_with("ncclDevKernel") || k.name.starts_with("ncclKernel"))
-        throw make_error(t.source, t.step_name,
-                         "the trace is one rank of a multi-GPU step (NCCL kernels): give the one-GPU trace of the same step and --world-size");
-  }
-  const Trace& tt = ddp ? ddp->trace : t;
-  const sim::StepProgram& p = ddp ? ddp->program : program;
-  const std::vector<double> us = ddp ? sim::ddp_durations(kernel_us, *ddp) : kernel_us;
   const int n = static_cast<int>(tt.kernels.size());
-
-  // The messages of DDP's collectives, in the order ddp_step appended their kernels: the buffers'
-  // broadcasts (one per dtype group), then the buckets' all-reduces as the buckets fill (a bucket is full
-  // when its last gradient, in ready order, is in).
-  std::map<CommType, std::vector<double>> messages;
-  if (ddp) {
-    if (opt.broadcast_buffers)
-      for (const auto& b : g.plan.buffers) messages[CommType::broadcast].push_back(b.bytes);
-    std::vector<const comm::Bucket*> by_fill;
-    for (const auto& b : g.plan.buckets) by_fill.push_back(&b);
-    std::stable_sort(by_fill.begin(), by_fill.end(), [](const auto* a, const auto* b) { return a->gradients.back() < b->gradients.back(); });
-    for (const auto* b : by_fill) messages[CommType::all_reduce].push_back(b->bytes);
-  }
-  std::map<CommType, std::size_t> used;
-
   std::vector<std::int64_t> node_of(n, -1);
   std::map<std::int64_t, std::uint64_t> stream_last;
   std::optional<std::uint64_t> host_last;
@@ -165,19 +153,14 @@ namespace detail {
     }
     if (launched_by) add_dep(node, *launched_by);
     if (p.is_comm(k)) {
-      const auto type = detail::collective_of(kernel.name);
-      auto& list = messages[type.value_or(CommType::all_reduce)];
-      std::size_t& i = used[type.value_or(CommType::all_reduce)];
-      if (!type || i >= list.size()) throw std::logic_error("export-et: a communication kernel of the DDP step has no message: " + kernel.name);
+      const auto type = detail::collective_of(kernel);
+      if (!type) throw std::logic_error("export-et: a communication kernel of the plan has no collective: " + kernel.name);
       node.type = NodeType::comm_coll;
       node.comm = type;
-      node.comm_bytes = list[i++];
-      // The same model on the same message: the kernel's time is the collective's (a check that the
-      // messages are matched to the kernels ddp_step appended).
-      const double model_us = *type == CommType::all_reduce ? comm::allreduce(node.comm_bytes, g.topology).us
-                                                            : comm::broadcast_us(node.comm_bytes, g.topology);
-      if (std::abs(model_us - node.us) > 1e-9 * std::max(1.0, model_us))
-        throw std::logic_error("export-et: a collective's message does not match its kernel in the DDP step: " + kernel.name);
+      node.comm_bytes = kernel.collective->bytes;
+      // The kernel's time is the model's for its message, unless the plan stretched it where compute overlaps.
+      if (!(node.us >= detail::model_us(*type, node.comm_bytes, g.topology) * (1 - 1e-9)))
+        throw std::logic_error("export-et: a collective's message does not match its kernel in the plan's step: " + kernel.name);
     }
     const std::uint64_t id = add(std::move(node));
     node_of[k] = static_cast<std::int64_t>(id);
@@ -190,7 +173,6 @@ namespace detail {
   for (int step = 0; step < options.steps; ++step) {
     first_step = step == 0;
     std::fill(node_of.begin(), node_of.end(), -1);
-    used.clear();
     host_pending = 0;
     for (const auto& item : p.items) {
       host_pending += item.work_us + item.call_us;
@@ -245,7 +227,7 @@ namespace detail {
   long long rounded[3] = {0, 0, 0};
   for (auto& node : g.nodes) {
     if (!std::isfinite(node.us) || node.us < 0)
-      throw make_error(t.source, node.name, "the predicted duration is not a finite, non-negative number");
+      throw make_error(tt.source, node.name, "the predicted duration is not a finite, non-negative number");
     const int chain = node.on_cpu ? 0 : node.type == NodeType::comp ? 1 : 2;
     exact[chain] += node.us;
     const long long r = std::llround(exact[chain]);
@@ -257,9 +239,60 @@ namespace detail {
       ++g.comm_nodes;
       g.comm_us += node.us;
       if (node.comm == CommType::all_reduce) g.allreduce_bytes += node.comm_bytes, ++g.buckets;
+      if (node.comm == CommType::all_gather) g.all_gather_bytes += node.comm_bytes, ++g.all_gathers;
+      if (node.comm == CommType::reduce_scatter) g.reduce_scatter_bytes += node.comm_bytes, ++g.reduce_scatters;
     }
   }
   return g;
+}
+
+// `kernel_us`: one predicted duration per kernel of `t` on `dest`; `program`: the step program built for
+// the destination's host; `host_scale`: sim::ddp_host_scale for that host. opt.world_size > 1 adds DDP.
+[[nodiscard]] inline StepGraph step_graph(const Trace& t, const sim::StepProgram& program, const std::vector<double>& kernel_us,
+                                          const Device& dest, double host_scale, const sim::DdpOptions& opt,
+                                          const GraphOptions& options = {}) {
+  detail::check_inputs(t, kernel_us, options);
+  StepGraph g;
+  g.topology = sim::ddp_topology(dest, opt);
+  if (g.topology.ranks <= 1) {
+    for (const auto& k : t.kernels)
+      if (k.collective || k.name.starts_with("ncclDevKernel") || k.name.starts_with("ncclKernel"))
+        throw make_error(t.source, t.step_name,
+                         "the trace is one rank of a multi-GPU step (NCCL kernels): give the one-GPU trace of the same step and --world-size");
+    return graph_of(t, program, kernel_us, std::move(g), options);
+  }
+  g.plan = comm::ddp_plan(t, opt.caps);
+  if (g.plan.already_ddp)
+    throw make_error(t.source, "--world-size", "the trace is already one rank of a DDP step: give the one-GPU trace of the same step");
+  const sim::DdpStep s = sim::ddp_step(t, program, g.plan, dest, g.topology, host_scale, opt);
+  return graph_of(s.trace, s.program, sim::ddp_durations(kernel_us, s), std::move(g), options);
+}
+
+// FSDP (sim::fsdp_step) on opt.world_size ranks.
+[[nodiscard]] inline StepGraph step_graph(const Trace& t, const sim::StepProgram& program, const std::vector<double>& kernel_us,
+                                          const Device& dest, double host_scale, const sim::FsdpOptions& opt,
+                                          const GraphOptions& options = {}) {
+  detail::check_inputs(t, kernel_us, options);
+  StepGraph g;
+  g.topology = sim::fsdp_topology(dest, opt);
+  const sim::FsdpStep s = sim::fsdp_step(t, program, comm::fsdp_plan(t, opt.units), dest, g.topology, host_scale, opt);
+  return graph_of(s.edit.trace, s.edit.program, s.durations(kernel_us), std::move(g), options);
+}
+
+// Tensor parallel (sim::tp_step) over opt.world_size ranks.
+[[nodiscard]] inline StepGraph step_graph(const Trace& t, const sim::StepProgram& program, const std::vector<double>& kernel_us,
+                                          const Device& dest, double host_scale, const sim::TpOptions& opt,
+                                          const GraphOptions& options = {}) {
+  detail::check_inputs(t, kernel_us, options);
+  StepGraph g;
+  sim::DdpOptions d;
+  d.world_size = opt.world_size;
+  d.gpus_per_node = opt.gpus_per_node;
+  d.intra_gbps = opt.intra_gbps;
+  d.network_gbps = opt.network_gbps;
+  g.topology = sim::ddp_topology(dest, d);
+  const sim::TpStep s = sim::tp_step(t, program, sim::tp_plan(t, opt.world_size), dest, g.topology, host_scale, opt);
+  return graph_of(s.edit.trace, s.edit.program, s.durations(kernel_us), std::move(g), options);
 }
 
 }  // namespace habitat::chakra
