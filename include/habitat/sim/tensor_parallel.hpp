@@ -40,6 +40,15 @@ struct TpOptions {
   std::optional<double> per_linear_us;  // replaces the fitted host cost (the study's fit)
 };
 
+[[nodiscard]] inline comm::Topology tp_topology(const Device& dest, const TpOptions& opt) {
+  DdpOptions d;
+  d.world_size = opt.world_size;
+  d.gpus_per_node = opt.gpus_per_node;
+  d.intra_gbps = opt.intra_gbps;
+  d.network_gbps = opt.network_gbps;
+  return ddp_topology(dest, d);
+}
+
 struct SplitLinear {
   int op = -1;           // the forward linear (top level)
   int backward_op = -1;  // its backward op with the GEMMs (top level), -1 if none
@@ -213,12 +222,7 @@ struct TpPrediction {
 [[nodiscard]] inline TpPrediction predict_tp(const Trace& t, const StepProgram& program, const std::vector<double>& kernel_us, const Device& dest,
                                              double host_scale, const TpOptions& opt, const SimOptions& sim = {}) {
   TpPrediction out;
-  DdpOptions d;
-  d.world_size = opt.world_size;
-  d.gpus_per_node = opt.gpus_per_node;
-  d.intra_gbps = opt.intra_gbps;
-  d.network_gbps = opt.network_gbps;
-  out.topology = ddp_topology(dest, d);
+  out.topology = tp_topology(dest, opt);
   out.plan = tp_plan(t, opt.world_size);
   out.single = simulate(t, program, kernel_us, sim);
   const TpStep s = tp_step(t, program, out.plan, dest, out.topology, host_scale, opt);

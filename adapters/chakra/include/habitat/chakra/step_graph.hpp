@@ -285,12 +285,7 @@ inline void check_inputs(const Trace& t, const std::vector<double>& kernel_us, c
                                           const GraphOptions& options = {}) {
   detail::check_inputs(t, kernel_us, options);
   StepGraph g;
-  sim::DdpOptions d;
-  d.world_size = opt.world_size;
-  d.gpus_per_node = opt.gpus_per_node;
-  d.intra_gbps = opt.intra_gbps;
-  d.network_gbps = opt.network_gbps;
-  g.topology = sim::ddp_topology(dest, d);
+  g.topology = sim::tp_topology(dest, opt);
   const sim::TpStep s = sim::tp_step(t, program, sim::tp_plan(t, opt.world_size), dest, g.topology, host_scale, opt);
   return graph_of(s.edit.trace, s.edit.program, s.durations(kernel_us), std::move(g), options);
 }
