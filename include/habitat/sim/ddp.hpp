@@ -216,6 +216,17 @@ struct DdpPrediction {
   return comm::topology(d, opt.world_size, opt.gpus_per_node, opt.intra_gbps);
 }
 
+// Any plan's ranks (its options' world_size, gpus_per_node, intra_gbps, network_gbps) on the destination's nodes.
+template <class Options>
+[[nodiscard]] comm::Topology plan_topology(const Device& dest, const Options& opt) {
+  DdpOptions d;
+  d.world_size = opt.world_size;
+  d.gpus_per_node = opt.gpus_per_node;
+  d.intra_gbps = opt.intra_gbps;
+  d.network_gbps = opt.network_gbps;
+  return ddp_topology(dest, d);
+}
+
 // `kernel_us`: one duration per kernel of `t` on the destination (predicted, or as recorded).
 [[nodiscard]] inline DdpPrediction predict_ddp(const Trace& t, const StepProgram& program, const std::vector<double>& kernel_us,
                                                const Device& dest, double host_scale, const DdpOptions& opt, const SimOptions& sim = {}) {

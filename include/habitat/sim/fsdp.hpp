@@ -61,14 +61,7 @@ struct FsdpOptions {
   }
 };
 
-[[nodiscard]] inline comm::Topology fsdp_topology(const Device& dest, const FsdpOptions& opt) {
-  DdpOptions d;
-  d.world_size = opt.world_size;
-  d.gpus_per_node = opt.gpus_per_node;
-  d.intra_gbps = opt.intra_gbps;
-  d.network_gbps = opt.network_gbps;
-  return ddp_topology(dest, d);
-}
+[[nodiscard]] inline comm::Topology fsdp_topology(const Device& dest, const FsdpOptions& opt) { return plan_topology(dest, opt); }
 
 [[nodiscard]] inline UnitCost fsdp_unit_cost(const FsdpOptions& opt, const FsdpHostCosts& c = torch_fsdp_costs) {
   if (opt.unit_cost) return *opt.unit_cost;

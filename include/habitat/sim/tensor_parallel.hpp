@@ -40,14 +40,7 @@ struct TpOptions {
   std::optional<double> per_linear_us;  // replaces the fitted host cost (the study's fit)
 };
 
-[[nodiscard]] inline comm::Topology tp_topology(const Device& dest, const TpOptions& opt) {
-  DdpOptions d;
-  d.world_size = opt.world_size;
-  d.gpus_per_node = opt.gpus_per_node;
-  d.intra_gbps = opt.intra_gbps;
-  d.network_gbps = opt.network_gbps;
-  return ddp_topology(dest, d);
-}
+[[nodiscard]] inline comm::Topology tp_topology(const Device& dest, const TpOptions& opt) { return plan_topology(dest, opt); }
 
 struct SplitLinear {
   int op = -1;           // the forward linear (top level)
