@@ -366,6 +366,14 @@ inline void overview(std::ostream& os, const HtmlInput& in) {
                     num(p.cost_normalized_throughput, "%.0f"), esc(p.host)});
   }
   table(os, "summary", {"GPU", "iteration ms", "GPU active ms", "GPU busy ms", "bound", "samples/s", "USD/hour", "samples/$", "host"}, rows);
+  // Several GPUs (DDP, FSDP, tensor parallel): the plan's line per GPU, as the table output writes it.
+  std::vector<std::string> plans;
+  for (const auto& p : in.predictions)
+    if (p.data_parallel) plans.push_back(p.device + ": " + data_parallel_line(*p.data_parallel, p.iteration_us));
+  if (!plans.empty()) {
+    os << "<h3>On several GPUs</h3>\n";
+    list(os, plans);
+  }
 }
 
 inline void performance(std::ostream& os, const HtmlInput& in) {
