@@ -199,7 +199,7 @@ namespace detail {
         sum += plan.gradients[f].bytes;
       }
       units = choice.count;
-      plan.grouping = std::to_string(units) + " units of about equal size";
+      plan.grouping = std::to_string(units) + " parts of about equal size";
       break;
     }
     case UnitRule::given: {
@@ -207,7 +207,7 @@ namespace detail {
         throw make_error(t.source, "FSDP units", "given for " + std::to_string(choice.unit_of.size()) + " parameters; the trace has " + std::to_string(n));
       unit_of = choice.unit_of;
       for (const int u : unit_of) units = std::max(units, u + 1);
-      plan.grouping = std::to_string(units) + " given units";
+      plan.grouping = std::to_string(units) + " given groups";
       break;
     }
   }
