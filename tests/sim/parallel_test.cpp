@@ -176,7 +176,7 @@ TEST_CASE("tensor parallel on 2 H200s from the one-GPU H200 trace", "[comm][tp][
 
 TEST_CASE("tensor parallel: the split and its all-reduces, and models it cannot split", "[comm][tp]") {
   const Trace gpt = one_gpu("gpt1024_bf16_b8");
-  const auto plan = sim::tp_plan(gpt, 2);
+  const auto plan = sim::tp_plan(gpt);
   int rows = 0;
   for (const auto& l : plan.linears) {
     rows += l.row;
@@ -200,7 +200,7 @@ TEST_CASE("tensor parallel: the split and its all-reduces, and models it cannot 
   CHECK(split > 0.3 * (split + total));  // the blocks' GEMMs and attention are most of the GPU time
   CHECK(p.step.gpu_active_us < p.single.gpu_active_us);
   // VGG-16's repeated convolutions have no linear pairs to split.
-  CHECK_THROWS_WITH(sim::tp_plan(one_gpu("vgg16_fp32_b32"), 2), Catch::Contains("tensor parallel needs"));
+  CHECK_THROWS_WITH(sim::tp_plan(one_gpu("vgg16_fp32_b32")), Catch::Contains("tensor parallel needs"));
 }
 
 TEST_CASE("FSDP and tensor parallel on 2 H100s from the one-GPU H200 trace: a machine the costs were not fitted on", "[comm][fsdp][tp][accuracy]") {

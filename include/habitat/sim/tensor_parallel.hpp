@@ -75,7 +75,7 @@ namespace detail {
 
 }  // namespace detail
 
-[[nodiscard]] inline TpPlan tp_plan(const Trace& t, int world_size) {
+[[nodiscard]] inline TpPlan tp_plan(const Trace& t) {
   const comm::FsdpPlan blocks = comm::fsdp_plan(t, {comm::UnitRule::blocks});  // throws without repeated blocks
   TpPlan plan;
   plan.split.assign(t.kernels.size(), 0);
@@ -146,7 +146,6 @@ namespace detail {
         if (fwd == l.op && (l.backward_op < 0 || t.ops[top].start_us > t.ops[l.backward_op].start_us)) l.backward_op = top;
   }
   plan.split_parameter_share = blocks.parameter_bytes() > 0 ? split_bytes / blocks.parameter_bytes() : 0;
-  (void)world_size;
   return plan;
 }
 
@@ -216,7 +215,7 @@ struct TpPrediction {
                                              double host_scale, const TpOptions& opt, const SimOptions& sim = {}) {
   TpPrediction out;
   out.topology = tp_topology(dest, opt);
-  out.plan = tp_plan(t, opt.world_size);
+  out.plan = tp_plan(t);
   out.single = simulate(t, program, kernel_us, sim);
   const TpStep s = tp_step(t, program, out.plan, dest, out.topology, host_scale, opt);
   out.step = out.topology.ranks <= 1 ? out.single : simulate_shared(s.edit.trace, s.edit.program, s.durations(kernel_us), sim);

@@ -286,7 +286,7 @@ inline void check_inputs(const Trace& t, const std::vector<double>& kernel_us, c
   detail::check_inputs(t, kernel_us, options);
   StepGraph g;
   g.topology = sim::tp_topology(dest, opt);
-  const sim::TpStep s = sim::tp_step(t, program, sim::tp_plan(t, opt.world_size), dest, g.topology, host_scale, opt);
+  const sim::TpStep s = sim::tp_step(t, program, sim::tp_plan(t), dest, g.topology, host_scale, opt);
   return graph_of(s.edit.trace, s.edit.program, s.durations(kernel_us), std::move(g), options);
 }
 
