@@ -225,8 +225,8 @@ struct FsdpPrediction {
                             " as units; FSDP2's host cost per unit as measured with torch 2.11 on the H200 test machine");
   if (!out.memory.optimizer_known)
     out.assumptions.push_back("FSDP memory: the trace names no optimizer (Optimizer.step#); two states per parameter assumed (Adam)");
-  if (out.topology.nodes() > 1 || out.topology.ranks > 2)
-    out.assumptions.push_back("extrapolated: FSDP was validated on 2 GPUs of one NVLink node only");
+  if (out.topology.nodes() > 1 || out.topology.ranks > 4)
+    out.assumptions.push_back("extrapolated: FSDP was validated on 2 and 4 GPUs of one NVLink node only");
   return out;
 }
 

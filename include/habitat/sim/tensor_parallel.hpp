@@ -223,8 +223,8 @@ struct TpPrediction {
   out.assumptions.push_back("tensor parallel (Megatron column/row split, no sequence parallelism): " + std::to_string(out.plan.blocks) +
                             " repeated blocks, " + std::to_string(out.plan.linears.size()) +
                             " split linears; DTensor's host cost per linear as measured with torch 2.11 on the H200 test machine");
-  if (out.topology.nodes() > 1 || out.topology.ranks > 2)
-    out.assumptions.push_back("extrapolated: tensor parallel was validated on 2 GPUs of one NVLink node only");
+  if (out.topology.nodes() > 1 || out.topology.ranks > 4)
+    out.assumptions.push_back("extrapolated: tensor parallel was validated on 2 and 4 GPUs of one NVLink node only");
   return out;
 }
 

@@ -88,9 +88,9 @@ namespace detail {
   return boost::json::parse(ss.str());
 }
 
-[[nodiscard]] inline sim::FsdpOptions fsdp_options(const std::string& plan) {
+[[nodiscard]] inline sim::FsdpOptions fsdp_options(const std::string& plan, int world_size) {
   sim::FsdpOptions o;
-  o.world_size = 2;
+  o.world_size = world_size;
   o.reshard_after_forward = plan != "fsdp_grad_op";
   o.bf16_params = plan == "fsdp_full_mp";
   return o;
@@ -105,6 +105,7 @@ struct ParallelFixture {
   std::map<std::pair<std::string, std::string>, std::vector<double>> medians;  // (workload, plan): each run's median
   bool stale_copy = false;  // the first run's peaks hold a stale copy of the parameters (fixtures/parallel/README.md)
   double host_ratio = 1;    // the measuring machine's host time over the recording host's, where calibrated (else 1)
+  int world_size = 2;       // GPUs of the plans measured
   struct Case {
     Trace trace;
     Device dest;
@@ -121,6 +122,8 @@ struct ParallelFixture {
   ParallelFixture(const std::string& traces, const std::vector<std::string>& manifests, const std::string& dest, bool stale,
                   const Catalog& cat, const sim::HostRegistry& hosts, bool calibrate_host = false)
       : run1(detail::read_json(manifests.at(0))), stale_copy(stale) {
+    for (const auto& it : run1.at("items").as_array())
+      if (it.at("plan").as_string() != "n1") world_size = it.at("world_size").to_number<int>();
     for (const auto& path : manifests) {
       const auto m = detail::read_json(path);
       for (const auto& it : m.at("items").as_array())
@@ -154,10 +157,10 @@ struct ParallelFixture {
   [[nodiscard]] static ParallelFixture h200x2(const std::string& dir, const Catalog& cat, const sim::HostRegistry& hosts) {
     return {dir, {dir + "/manifest.json", dir + "/run2/manifest.json", dir + "/run3/manifest.json"}, "", true, cat, hosts};
   }
-  // fixtures/parallel/h100x2: answers of 2 H100s (run1-3/manifest.json) for the H200 traces: a GPU the costs were not fitted on.
-  [[nodiscard]] static ParallelFixture h100x2(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts,
-                                              bool calibrate_host) {
-    const std::string d = parallel_dir + "/h100x2";
+  // fixtures/parallel/h100x<gpus>: answers of 2 or 4 H100s (run1-3/manifest.json) for the H200 traces: machines the costs were not fitted on.
+  [[nodiscard]] static ParallelFixture h100(int gpus, const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts,
+                                            bool calibrate_host) {
+    const std::string d = parallel_dir + "/h100x" + std::to_string(gpus);
     return {parallel_dir + "/h200x2", {d + "/run1/manifest.json", d + "/run2/manifest.json", d + "/run3/manifest.json"}, "H100 SXM", false,
             cat, hosts, calibrate_host};
   }
@@ -183,7 +186,7 @@ struct ParallelFixture {
     const auto& params = workloads.at(workload).at("param_shapes").as_array();
     std::vector<std::string> modules;
     for (const auto& u : it.at("fsdp").at("units").as_array()) modules.emplace_back(u.at("unit").as_string());
-    sim::FsdpOptions opt = detail::fsdp_options(plan);
+    sim::FsdpOptions opt = detail::fsdp_options(plan, fx.world_size);
     opt.units.rule = comm::UnitRule::given;
     for (const auto& p : params) {
       const std::string name(p.as_array()[0].as_string());
@@ -193,6 +196,7 @@ struct ParallelFixture {
       opt.units.unit_of.push_back(unit);
     }
     FsdpRow r;
+    r.gpus = fx.world_size;
     r.workload = workload;
     r.plan = plan;
     std::tie(r.measured_ms, r.measured_lo_ms, r.measured_hi_ms) = median_of(workload, plan);
@@ -286,13 +290,14 @@ struct TpStudy {
   TpStudy s;
   const auto predict = [&](const ParallelFixture::Case& c, double per_linear_us) {
     sim::TpOptions o;
-    o.world_size = 2;
+    o.world_size = fx.world_size;
     o.per_linear_us = per_linear_us;
     return sim::predict_tp(c.trace, c.program, c.us, c.dest, c.host_scale, o);
   };
   for (const auto& it : fx.run1.at("items").as_array()) {
     if (it.at("plan").as_string() != "tp") continue;
     TpRow r;
+    r.gpus = fx.world_size;
     r.workload = std::string(it.at("workload").as_string());
     const auto& c = fx.cases.at(r.workload);
     std::tie(r.measured_ms, r.measured_lo_ms, r.measured_hi_ms) = fx.measured(r.workload, "tp");
