@@ -43,9 +43,6 @@ struct DdpHostCosts {
 };
 inline constexpr DdpHostCosts torch_ddp_costs{};
 
-// The shortest elementwise kernel: DDP's copies of small gradients took 1.1 us (median) on the H200s.
-inline constexpr double ddp_small_kernel_us = 1.1;
-
 // Kernels that overlap communication share the SMs and the memory bandwidth with it: per unit of overlap,
 // a compute kernel runs this much longer, and so does an all-reduce. Measured on the DDP rank traces of
 // fixtures/ddp: all-reduces overlapped 90-100% by backward kernels took 1.19x the model's time (median of
@@ -258,18 +255,23 @@ template <class Options>
   return dp;
 }
 
+// A plan's step becomes the iteration (never below 1/N of one GPU's: each rank runs at least its share);
+// returns the summary every plan reports, for the plan to complete.
+inline DataParallel& set_plan_step(PredictedTrace& p, const Timeline& single, const Timeline& step, const comm::Topology& topo) {
+  p.timeline = step;
+  p.iteration_us = std::max(step.period_us, single.period_us / std::max(1, topo.ranks));
+  p.data_parallel = data_parallel_summary(single, step, topo);
+  return *p.data_parallel;
+}
+
 // A prediction composed for DDP on several GPUs: the DDP step becomes the iteration, throughput counts
 // every GPU. Returns the assumptions to say.
 inline std::vector<std::string> compose_ddp(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest,
                                             double host_scale, const DdpOptions& opt, std::optional<int> batch = {}) {
-  const std::vector<double> us = kernel_durations(p);
-  const DdpPrediction d = predict_ddp(t, program, us, dest, host_scale, opt);
-  p.timeline = d.step;
-  p.iteration_us = d.step.period_us;
-  DataParallel dp = data_parallel_summary(d.single, d.step, d.topology);
+  const DdpPrediction d = predict_ddp(t, program, kernel_durations(p), dest, host_scale, opt);
+  DataParallel& dp = set_plan_step(p, d.single, d.step, d.topology);
   dp.buckets = static_cast<int>(d.plan.buckets.size());
   dp.gradient_bytes = d.plan.gradient_bytes();
-  p.data_parallel = dp;
   set_throughput(p, dest, batch);
   return d.assumptions;
 }

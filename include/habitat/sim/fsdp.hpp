@@ -103,21 +103,16 @@ struct FsdpMemory {
 }
 
 struct FsdpStep {
-  ProgramEdit edit;
+  ProgramEdit edit;  // its kernel_scale: the optimizer's kernels move 1/N of the bytes
   comm::FsdpPlan plan;
   comm::Topology topology;
-  std::vector<double> kernel_scale;  // per one-GPU kernel: the optimizer's move 1/N of the bytes
-  [[nodiscard]] std::vector<double> durations(std::vector<double> one_gpu) const {
-    for (std::size_t k = 0; k < one_gpu.size() && k < kernel_scale.size(); ++k)
-      one_gpu[k] = std::max(std::min(one_gpu[k], ddp_small_kernel_us), one_gpu[k] * kernel_scale[k]);
-    return edit.durations(std::move(one_gpu));
-  }
+  [[nodiscard]] std::vector<double> durations(std::vector<double> one_gpu) const { return edit.durations(std::move(one_gpu)); }
 };
 
 [[nodiscard]] inline FsdpStep fsdp_step(const Trace& t, const StepProgram& p, const comm::FsdpPlan& plan, const Device& dest,
                                         const comm::Topology& topo, double host_scale, const FsdpOptions& opt,
                                         const FsdpHostCosts& cost = torch_fsdp_costs) {
-  FsdpStep out{ProgramEdit(t, p), plan, topo, std::vector<double>(t.kernels.size(), 1.0)};
+  FsdpStep out{ProgramEdit(t, p), plan, topo};
   if (topo.ranks <= 1) return out;
   ProgramEdit& e = out.edit;
   const std::int64_t compute = e.compute_stream, ag_stream = e.new_stream(), rs_stream = e.new_stream();
@@ -191,11 +186,7 @@ struct FsdpStep {
     opt_start = t.optimizer_steps.back().start_us;
     opt_end = opt_start + t.optimizer_steps.back().duration_us;
   }
-  for (int k = 0; k < static_cast<int>(t.kernels.size()); ++k) {
-    const Kernel& kk = t.kernels[k];
-    const double launched = kk.call >= 0 ? t.calls[kk.call].start_us : kk.start_us;
-    if (launched >= opt_start && launched <= opt_end) out.kernel_scale[k] = 1.0 / n;
-  }
+  for (const int k : kernels_launched_in(t, opt_start, opt_end)) e.kernel_scale[k] = 1.0 / n;
   e.insert(e.position(opt_start), cost.per_tensor_optimizer_us * static_cast<double>(plan.gradients.size()) * host_scale, {});
   e.merge();
   return out;
@@ -239,12 +230,8 @@ struct FsdpPrediction {
 // A prediction composed for FSDP on several GPUs. Returns the assumptions to say.
 inline std::vector<std::string> compose_fsdp(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest,
                                              double host_scale, const FsdpOptions& opt, std::optional<int> batch = {}) {
-  const std::vector<double> us = kernel_durations(p);
-  const FsdpPrediction f = predict_fsdp(t, program, us, dest, host_scale, opt);
-  // Each rank runs the whole step's compute but the optimizer's (on its shard): never below 1/N of one GPU's step.
-  p.timeline = f.step;
-  p.iteration_us = std::max(f.step.period_us, f.single.period_us / f.topology.ranks);
-  DataParallel dp = data_parallel_summary(f.single, f.step, f.topology);
+  const FsdpPrediction f = predict_fsdp(t, program, kernel_durations(p), dest, host_scale, opt);
+  DataParallel& dp = set_plan_step(p, f.single, f.step, f.topology);
   dp.plan = opt.label() + " (" + f.plan.grouping + (f.plan.root.bytes > 0 ? " + root" : "") + ")";
   dp.collectives = "all-gather and reduce-scatter";
   dp.counted = "units";
@@ -252,7 +239,6 @@ inline std::vector<std::string> compose_fsdp(PredictedTrace& p, const Trace& t, 
   dp.gradient_bytes = f.plan.parameter_bytes();
   dp.state_bytes_per_gpu = f.memory.total();
   dp.memory_bytes = dest.memory_gib * 1024.0 * 1024 * 1024;
-  p.data_parallel = dp;
   set_throughput(p, dest, batch);
   auto notes = f.assumptions;
   if (dp.memory_bytes > 0 && dp.state_bytes_per_gpu > dp.memory_bytes)

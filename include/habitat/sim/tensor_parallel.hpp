@@ -150,32 +150,23 @@ namespace detail {
 }
 
 struct TpStep {
-  ProgramEdit edit;
+  ProgramEdit edit;  // its kernel_scale: the split kernels and the split weights' optimizer work on 1/N
   TpPlan plan;
-  std::vector<double> kernel_scale;
-  [[nodiscard]] std::vector<double> durations(std::vector<double> one_gpu) const {
-    for (std::size_t k = 0; k < one_gpu.size() && k < kernel_scale.size(); ++k)
-      one_gpu[k] = std::max(std::min(one_gpu[k], ddp_small_kernel_us), one_gpu[k] * kernel_scale[k]);
-    return edit.durations(std::move(one_gpu));
-  }
+  [[nodiscard]] std::vector<double> durations(std::vector<double> one_gpu) const { return edit.durations(std::move(one_gpu)); }
 };
 
 [[nodiscard]] inline TpStep tp_step(const Trace& t, const StepProgram& p, const TpPlan& plan, const Device& dest, const comm::Topology& topo,
                                     double host_scale, const TpOptions& opt, const TpHostCosts& cost = torch_tp_costs) {
-  TpStep out{ProgramEdit(t, p), plan, std::vector<double>(t.kernels.size(), 1.0)};
+  TpStep out{ProgramEdit(t, p), plan};
   if (topo.ranks <= 1) return out;
   ProgramEdit& e = out.edit;
   const double n = topo.ranks;
   for (std::size_t k = 0; k < t.kernels.size(); ++k)
-    if (plan.split[k]) out.kernel_scale[k] = 1.0 / n;
+    if (plan.split[k]) e.kernel_scale[k] = 1.0 / n;
   // The optimizer's kernels: the split weights' share of them is done on 1/N.
   if (!t.optimizer_steps.empty()) {
     const double start = t.optimizer_steps.back().start_us, end = start + t.optimizer_steps.back().duration_us;
-    for (std::size_t k = 0; k < t.kernels.size(); ++k) {
-      const Kernel& kk = t.kernels[k];
-      const double launched = kk.call >= 0 ? t.calls[kk.call].start_us : kk.start_us;
-      if (launched >= start && launched <= end) out.kernel_scale[k] = 1 - plan.split_parameter_share * (1 - 1 / n);
-    }
+    for (const int k : kernels_launched_in(t, start, end)) e.kernel_scale[k] = 1 - plan.split_parameter_share * (1 - 1 / n);
   }
   const std::int64_t compute = e.compute_stream, comm_stream = e.new_stream();
   const int op_ar = e.add_op("TP: all-reduce (NCCL)");
@@ -231,14 +222,11 @@ struct TpPrediction {
 inline std::vector<std::string> compose_tp(PredictedTrace& p, const Trace& t, const StepProgram& program, const Device& dest, double host_scale,
                                            const TpOptions& opt, std::optional<int> batch = {}) {
   const TpPrediction f = predict_tp(t, program, kernel_durations(p), dest, host_scale, opt);
-  p.timeline = f.step;
-  p.iteration_us = std::max(f.step.period_us, f.single.period_us / f.topology.ranks);
-  DataParallel dp = data_parallel_summary(f.single, f.step, f.topology);
+  DataParallel& dp = set_plan_step(p, f.single, f.step, f.topology);
   dp.plan = "Tensor parallel (" + std::to_string(f.plan.blocks) + " blocks, " + std::to_string(f.plan.linears.size()) + " split linears)";
   dp.data_replicas = 1;  // one batch per group of N
   dp.counted = "split linears";
   dp.buckets = static_cast<int>(f.plan.linears.size());
-  p.data_parallel = dp;
   set_throughput(p, dest, batch);
   return f.assumptions;
 }
