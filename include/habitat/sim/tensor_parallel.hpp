@@ -76,7 +76,7 @@ namespace detail {
 }  // namespace detail
 
 [[nodiscard]] inline TpPlan tp_plan(const Trace& t) {
-  const comm::FsdpPlan blocks = comm::fsdp_plan(t, {comm::UnitRule::blocks});  // throws without repeated blocks
+  const comm::FsdpPlan blocks = comm::fsdp_plan(t);  // throws without repeated blocks
   TpPlan plan;
   plan.split.assign(t.kernels.size(), 0);
   std::vector<int> top_ops;  // forward top-level ops by start
@@ -155,7 +155,7 @@ struct TpStep {
   [[nodiscard]] std::vector<double> durations(std::vector<double> one_gpu) const { return edit.durations(std::move(one_gpu)); }
 };
 
-[[nodiscard]] inline TpStep tp_step(const Trace& t, const StepProgram& p, const TpPlan& plan, const Device& dest, const comm::Topology& topo,
+[[nodiscard]] inline TpStep tp_step(const Trace& t, const StepProgram& p, const TpPlan& plan, const Device& /*dest: its links are in topo*/, const comm::Topology& topo,
                                     double host_scale, const TpOptions& opt, const TpHostCosts& cost = torch_tp_costs) {
   TpStep out{ProgramEdit(t, p), plan};
   if (topo.ranks <= 1) return out;
