@@ -43,7 +43,7 @@ void write_params(const std::string& path, std::size_t rows, const gemm::Fit& al
       << "// H100/H200 measurements (data/opdata/*_neusight). Constants only; no rows are shipped.\n"
       << "#include <array>\n\n#include \"habitat/predict/gemm_tile.hpp\"\n\nnamespace habitat::gemm {\n\ninline constexpr Params fitted{"
       << p.e_max << ", " << p.k_half << ", " << p.alpha << ", " << p.e_mem << ", " << p.fixed_cycles << ", " << p.legacy_tn << ", "
-      << p.resident << ", " << p.clock_fall_us << "};\n// Overhead of one timed call in NeuSight's protocol (CUDA events around one call; not part of a kernel).\n"
+      << p.resident << ", " << p.clock_fall_us << ", " << p.issue_share << "};\n// Overhead of one timed call in NeuSight's protocol (CUDA events around one call; not part of a kernel).\n"
       << "inline constexpr double fitted_call_us = " << all.call << ";\n\n// Library efficiency of the measured GPUs (median over GEMMs of >= 1 GFLOP; nn: bmm, tn: linear); other GPUs: 1.\n";
   // A GPU measured in one layout only keeps 1 for the other.
   std::map<std::string, std::pair<double, double>> by_name;
@@ -92,8 +92,8 @@ bool gemm_part(const Args& a, const Catalog& cat) {
   if (!a.params_out.empty()) write_params(a.params_out, rows.size(), all, gemm::calibrate(rows, all));
   const auto& p = all.params;
   std::printf("fitted on all GPUs: e_max %.3f, k_half %.1f, alpha %.3f, e_mem %.3f, fixed %.0f cycles, legacy tn %.2f, resident %.0f, "
-              "clock fall %.0f us, call %.1f us\n\n",
-              p.e_max, p.k_half, p.alpha, p.e_mem, p.fixed_cycles, p.legacy_tn, p.resident, p.clock_fall_us, all.call);
+              "clock fall %.0f us, issue-limited lanes %.2f, call %.1f us\n\n",
+              p.e_max, p.k_half, p.alpha, p.e_mem, p.fixed_cycles, p.legacy_tn, p.resident, p.clock_fall_us, p.issue_share, all.call);
   std::printf("Leave-one-GPU-out, MAPE of the op's latency (model fitted without that GPU):\n\n");
   std::printf("| GPU | op | n | unseen GPU: tile model | unseen: ratio from origin | origin | in training, calibrated | same time | FLOPS ratio | "
               "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");

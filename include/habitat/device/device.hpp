@@ -118,6 +118,11 @@ struct Device {
     }
     return simt;
   }
+  // Whether one warp scheduler feeds 32 FP32 lanes with one instruction per clock (Volta onwards issue one
+  // instruction per clock; Maxwell and Pascal could pair an FFMA with a load): with 128 lanes per SM
+  // (GA10x, AD10x, Hopper, Blackwell) every issue slot an FFMA-bound loop spends on loads and addressing
+  // is a lane-clock lost, so such loops stay further below the lanes' peak than on 64-lane SMs.
+  [[nodiscard]] bool fp32_issue_limited() const { return cc_major >= 7 && fp32_lanes_per_sm >= 128; }
   [[nodiscard]] bool on_tensor_cores(Precision p) const {
     switch (p) {
       case Precision::fp32: return false;

@@ -41,6 +41,7 @@ struct Params {
   double legacy_tn = 1.0;  // main-loop share of the "tn" (x @ W^T) kernels on pre-Volta GPUs, relative to "nn"
   double resident = 32768;  // output elements an SM holds at once (CTAs per SM = resident / (tm*tn))
   double clock_fall_us = 700;  // time constant of a capped card's fall from boost to its loop clock in one call
+  double issue_share = 1;  // main-loop share left on SIMT lanes where issue, not lanes, limits (fp32_issue_limited)
 };
 
 struct Tile {
@@ -67,6 +68,7 @@ struct Estimate {
   const double t_mem = s.work().bytes / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem);
   const double i_ref = 128.0 * 128.0 / 256.0;
   const double k_eff = s.k / (s.k + p.k_half);
+  const double issue = !g.on_tensor_cores(s.precision) && g.fp32_issue_limited() ? p.issue_share : 1.0;
   Estimate best;
   for (const Tile& t : candidate_tiles) {
     const double tiles = s.batch * std::ceil(s.m / t.tm) * std::ceil(s.n / t.tn);
@@ -76,7 +78,7 @@ struct Estimate {
     const double full = std::floor(tiles / slots);
     const double load = full * per_sm + std::ceil((tiles - full * slots) / g.sms);
     const double layout = s.transposed_b && g.cc_major < 7 ? p.legacy_tn : 1.0;
-    const double eff = kappa * layout * p.e_max * k_eff * std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
+    const double eff = kappa * layout * issue * p.e_max * k_eff * std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
     const double t_math = load * 2 * t.tm * t.tn * s.k / (rate_sm * std::min(eff, 1.0));
     const double us = std::max(t_math, t_mem) + p.fixed_cycles / clock_mhz;
     if (us < best.us) best = {us, t, std::ceil(tiles / slots)};

@@ -119,6 +119,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
     f.params.resident = std::exp(x[6]);
     f.params.legacy_tn = std::min(1.0, std::exp(x[7]));
     f.params.clock_fall_us = std::exp(x[8]);
+    f.params.issue_share = std::min(1.0, std::exp(x[9]));
     return f;
   };
   auto loss = [&](const std::vector<double>& x) {
@@ -129,7 +130,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   };
   const Params d;
   const std::vector<double> x0{std::log(d.e_max), std::log(d.k_half), std::log(d.alpha), std::log(d.e_mem), std::log(d.fixed_cycles),
-                               std::log(20.0), std::log(d.resident), std::log(0.7), std::log(d.clock_fall_us)};
+                               std::log(20.0), std::log(d.resident), std::log(0.7), std::log(d.clock_fall_us), std::log(0.8)};
   return unpack(habitat::detail::nelder_mead(loss, x0, 0.4, iterations));
 }
 
