@@ -117,6 +117,8 @@ inline ExportEtResult export_et(const ExportEtArgs& a, const Common& c, const Ca
   kernel_us.reserve(r.prediction.kernels.size());
   for (const auto& k : r.prediction.kernels) kernel_us.push_back(k.duration_us);
   const ParallelChoice parallel = parse_parallel(a.parallel, ddp);
+  if (parallel.pp)
+    throw make_error(a.parallel, "--parallel", "export-et writes DDP, FSDP and tensor-parallel ranks; pipeline stages are predicted by `habitat predict` only");
   const chakra::GraphOptions graph_options{!a.gpu_only, a.steps};
   // habitat's own step, as `predict` prints it: for comparison with what ASTRA-sim makes of the files.
   if (parallel.fsdp) {

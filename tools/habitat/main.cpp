@@ -143,7 +143,9 @@ int main(int argc, char** argv) {
   std::string parallel = "ddp";
   predict->add_option("--parallel", parallel,
                       "how --world-size GPUs share the step: ddp (default); tp (tensor parallel, Megatron column/row split of each "
-                      "repeated block's linears, one batch per group); or fsdp[,grad_op][,bf16][,units=blocks|layers|N] "
+                      "repeated block's linears, one batch per group); pp[=S][,microbatches=M][,schedule=1f1b|gpipe] (pipeline parallel: "
+                      "the repeated blocks cut into S stages, torch.distributed.pipelining's 1F1B (default) or GPipe over M micro-batches, "
+                      "default 2S); or fsdp[,grad_op][,bf16][,units=blocks|layers|N] "
                       "(FSDP2: full shard, or parameters kept from forward to backward; bf16 parameters; the units wrapped: the "
                       "model's repeated blocks (default), every layer with parameters, or N units of equal size)");
   predict->add_option("--interconnect", interconnect, "link between GPUs of a node: nvlink, pcie, or GB/s per direction (default: the catalog's)");

@@ -27,6 +27,7 @@
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/ddp.hpp"
 #include "habitat/sim/fsdp.hpp"
+#include "habitat/sim/pipeline.hpp"
 #include "habitat/sim/tensor_parallel.hpp"
 #include "habitat/whatif/whatif.hpp"
 #include "predict_ops_cmd.hpp"
@@ -167,11 +168,50 @@ struct PredictArgs {
   std::string parallel = "ddp";  // --parallel
 };
 
-// --parallel: "ddp" (both empty), "tp", or "fsdp" with options ("fsdp,grad_op,bf16,units=layers").
+// --parallel: "ddp" (all empty), "tp", "pp" with options ("pp=4,microbatches=8,schedule=gpipe"), or "fsdp"
+// with options ("fsdp,grad_op,bf16,units=layers").
 struct ParallelChoice {
   std::optional<sim::FsdpOptions> fsdp;
   std::optional<sim::TpOptions> tp;
+  std::optional<sim::PpOptions> pp;
 };
+inline constexpr const char* parallel_forms =
+    "must be ddp, tp, pp[=S][,microbatches=M][,schedule=1f1b|gpipe] or fsdp[,grad_op][,bf16][,units=blocks|layers|N]";
+
+// A whole number from `lo` to `hi` after "name=" in `part`, or a clear error naming the words it may also be.
+[[nodiscard]] inline int parallel_count(const std::string& spec, const std::string& part, std::size_t from, int lo, int hi,
+                                        const std::string& or_words = "") {
+  char* end = nullptr;
+  const long n = std::strtol(part.c_str() + from, &end, 10);
+  if (end == part.c_str() + from || *end != '\0' || n < lo || n > hi)
+    throw make_error(spec, "--parallel", part.substr(0, from) + " must be " + (or_words.empty() ? "" : or_words + " or ") + "a whole number from " +
+                                             std::to_string(lo) + " to " + std::to_string(hi) + ", not '" + part.substr(from) + "'");
+  return static_cast<int>(n);
+}
+
+[[nodiscard]] inline sim::PpOptions parse_pp(const std::string& spec, const std::vector<std::string>& parts, const sim::DdpOptions& ddp) {
+  sim::PpOptions p;
+  p.world_size = ddp.world_size;
+  p.gpus_per_node = ddp.gpus_per_node;
+  p.network_gbps = ddp.network_gbps;
+  if (parts.front().starts_with("pp=")) {
+    const int stages = parallel_count(spec, parts.front(), 3, 2, 4096);
+    if (ddp.world_size > 1 && ddp.world_size != stages)
+      throw make_error(spec, "--parallel", "pp=" + std::to_string(stages) + " stages on --world-size " + std::to_string(ddp.world_size) +
+                                               ": pipeline and data parallel together are not modelled; give as many GPUs as stages");
+    p.world_size = stages;
+  }
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& o = parts[i];
+    if (o.starts_with("microbatches=")) p.microbatches = parallel_count(spec, o, 13, 1, 4096);
+    else if (o == "schedule=1f1b") p.schedule = sim::PpSchedule::one_f_one_b;
+    else if (o == "schedule=gpipe") p.schedule = sim::PpSchedule::gpipe;
+    else throw make_error(spec, "--parallel", "unknown pipeline option '" + o + "': microbatches=M and schedule=1f1b|gpipe are known");
+  }
+  if (p.world_size < 2) throw make_error(spec, "--parallel", "pipeline parallel needs 2 or more stages: give pp=S or --world-size S");
+  return p;
+}
+
 [[nodiscard]] inline ParallelChoice parse_parallel(const std::string& spec, const sim::DdpOptions& ddp) {
   if (spec == "ddp" || spec.empty()) return {};
   if (spec == "tp") {
@@ -185,8 +225,8 @@ struct ParallelChoice {
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
-  if (parts.empty() || parts.front() != "fsdp")
-    throw make_error(spec, "--parallel", "must be ddp, tp or fsdp[,grad_op][,bf16][,units=blocks|layers|N] (pipeline parallel is not modelled yet)");
+  if (!parts.empty() && (parts.front() == "pp" || parts.front().starts_with("pp="))) return {std::nullopt, std::nullopt, parse_pp(spec, parts, ddp)};
+  if (parts.empty() || parts.front() != "fsdp") throw make_error(spec, "--parallel", parallel_forms);
   sim::FsdpOptions f;
   f.world_size = ddp.world_size;
   f.gpus_per_node = ddp.gpus_per_node;
@@ -204,12 +244,8 @@ struct ParallelChoice {
     } else if (p == "units=layers") {
       f.units.rule = comm::UnitRule::layers;
     } else if (p.starts_with("units=")) {
-      char* end = nullptr;
-      const long n = std::strtol(p.c_str() + 6, &end, 10);
-      if (end == p.c_str() + 6 || *end != '\0' || n < 1 || n > 100000)
-        throw make_error(spec, "--parallel", "units= must be blocks, layers or a count from 1 to 100000, not '" + p.substr(6) + "'");
       f.units.rule = comm::UnitRule::count;
-      f.units.count = static_cast<int>(n);
+      f.units.count = parallel_count(spec, p, 6, 1, 100000, "blocks, layers");
     } else {
       throw make_error(spec, "--parallel", "unknown FSDP option '" + p + "': grad_op, bf16 and units=blocks|layers|N are known");
     }
@@ -307,6 +343,11 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
         sim::TpOptions o = *parallel.tp;
         if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
         note(sim::compose_tp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
+      } else if (parallel.pp) {
+        sim::PpOptions o = *parallel.pp;
+        if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
+        o.step_cost = sim::destination_step_cost(hm);
+        note(sim::compose_pp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
       } else if (ddp.world_size > 1) {
         sim::DdpOptions o = ddp;
         if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);

@@ -60,6 +60,10 @@ def test_what_if_and_data_parallel_agree():
     fsdp, _ = cli_json(gpt, "--to", "H200", "--world-size", "2", "--parallel", "fsdp,grad_op")
     f = habitat.predict(gpt, to="H200", world_size=2, parallel="fsdp,grad_op")
     assert f.to_dict() == fsdp
+    pp, _ = cli_json(gpt, "--to", "H200", "--parallel", "pp=2,microbatches=4")
+    p = habitat.predict(gpt, to="H200", parallel="pp=2,microbatches=4")
+    assert p.to_dict() == pp
+    assert p["H200"].data_parallel["plan"].startswith("Pipeline parallel (2 stages, 4 micro-batches, 1F1B")
     assert f["H200"].data_parallel["plan"].startswith("FSDP shard-grad-op")
     with pytest.raises(habitat.Error, match="--parallel"):
         habitat.predict(gpt, to="H200", world_size=2, parallel="tp=2")

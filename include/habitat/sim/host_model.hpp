@@ -99,4 +99,9 @@ struct HostModel {
   std::vector<std::string> assumptions;  // said in the output
 };
 
+// The recording host's count of records as the destination host would run them (none where unmeasured).
+[[nodiscard]] inline std::optional<StepCost> destination_step_cost(const HostModel& h) {
+  return h.step_cost ? std::optional(h.step_cost->scaled(h.speed_ratio)) : std::nullopt;
+}
+
 }  // namespace habitat::sim

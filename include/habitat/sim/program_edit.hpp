@@ -28,6 +28,12 @@ inline constexpr double ddp_small_kernel_us = 1.1;
   return out;
 }
 
+// The moment of the trace a host item stands for: its call's start, else its first kernel's launch.
+[[nodiscard]] inline double item_time(const Trace& t, const StepProgram& p, const HostItem& item) {
+  return item.call >= 0 ? t.calls[item.call].start_us
+                        : (item.kernels.empty() ? t.step_start_us : t.kernels[item.kernels.front()].start_us - p.launch_latency_us);
+}
+
 class ProgramEdit {
  public:
   Trace trace;                   // the one-GPU trace with the plan's operations and kernels appended
@@ -41,9 +47,7 @@ class ProgramEdit {
     program.comm.assign(base_kernels_, 0);
     if (!t.kernels.empty()) compute_stream = t.kernels.back().stream;
     for (const auto& k : t.kernels) next_stream_ = std::max(next_stream_, k.stream + 1);
-    for (const auto& item : p.items)
-      item_time_.push_back(item.call >= 0 ? t.calls[item.call].start_us
-                                          : (item.kernels.empty() ? t.step_start_us : t.kernels[item.kernels.front()].start_us - p.launch_latency_us));
+    for (const auto& item : p.items) item_time_.push_back(item_time(t, p, item));
   }
 
   // A stream no kernel of the trace uses (NCCL's, a plan's copy stream).

@@ -155,9 +155,7 @@ inline constexpr double external_wait_us = 1000;
   StepCounts c;
   for (const auto& op : t.ops) (op.parent < 0 ? c.top_ops : c.nested_ops) += 1;
   for (const auto& call : t.calls) {
-    const bool enqueues = call.kind == HostCallKind::launch || call.kind == HostCallKind::graph_launch ||
-                          call.kind == HostCallKind::memcpy || call.kind == HostCallKind::memset;
-    (enqueues ? c.enqueues : c.other_calls) += 1;
+    (call.enqueues() ? c.enqueues : c.other_calls) += 1;
   }
   return c;
 }
@@ -293,9 +291,7 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
       item.kernels = std::move(launched[c]);
       // CUPTI's cost lands on calls that enqueue GPU work (each gets an activity record); queries and error
       // checks pass through a callback only and are left as recorded.
-      const bool enqueues = call.kind == HostCallKind::launch || call.kind == HostCallKind::graph_launch ||
-                            call.kind == HostCallKind::memcpy || call.kind == HostCallKind::memset;
-      add_item(std::move(item), call.start_us, call.duration_us, call.op, enqueues);
+      add_item(std::move(item), call.start_us, call.duration_us, call.op, call.enqueues());
     }
   } else {
     // No runtime events: each kernel is launched where the GPU started it, less the usual latency.

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -25,6 +26,7 @@
 #include "habitat/predict/predicted_trace.hpp"
 #include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/sim/fsdp.hpp"
+#include "habitat/sim/pipeline.hpp"
 #include "habitat/sim/tensor_parallel.hpp"
 
 namespace habitat::report {
@@ -112,6 +114,7 @@ struct ParallelFixture {
     sim::StepProgram program;
     std::vector<double> us;
     double host_scale = 1;
+    std::optional<sim::StepCost> step_cost;  // the measuring machine's count of records (pipeline stages' host time)
   };
   std::map<std::string, Case> cases;
 
@@ -127,8 +130,7 @@ struct ParallelFixture {
     for (const auto& path : manifests) {
       const auto m = detail::read_json(path);
       for (const auto& it : m.at("items").as_array())
-        medians[{std::string(it.at("workload").as_string()), std::string(it.at("plan").as_string())}].push_back(
-            it.at("step_ms").at("median").to_number<double>());
+        medians[{std::string(it.at("workload").as_string()), plan_key(it)}].push_back(it.at("step_ms").at("median").to_number<double>());
     }
     for (const auto& [name, w] : run1.at("workloads").as_object()) {
       Trace t = kineto::read_trace(traces + "/" + std::string(name) + ".n1.json.gz");
@@ -139,7 +141,8 @@ struct ParallelFixture {
       for (const auto& k : pred.kernels) us.push_back(k.duration_us);
       const auto host = sim::host_model(hosts, origin, to);
       auto program = sim::build_program(t, host);
-      cases.emplace(std::string(name), Case{std::move(t), to, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on)});
+      cases.emplace(std::string(name), Case{std::move(t), to, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on),
+                                            sim::destination_step_cost(host)});
     }
     if (!calibrate_host) return;
     std::vector<double> ratios;
@@ -151,6 +154,7 @@ struct ParallelFixture {
       host.speed_ratio *= host_ratio;
       c.program = sim::build_program(c.trace, host);
       c.host_scale *= host_ratio;
+      c.step_cost = sim::destination_step_cost(host);
     }
   }
   // fixtures/parallel/h200x2: traces and answers of 2 H200s (manifest.json, run2/, run3/).
@@ -163,6 +167,18 @@ struct ParallelFixture {
     const std::string d = parallel_dir + "/h100x" + std::to_string(gpus);
     return {parallel_dir + "/h200x2", {d + "/run1/manifest.json", d + "/run2/manifest.json", d + "/run3/manifest.json"}, "H100 SXM", false,
             cat, hosts, calibrate_host};
+  }
+  // fixtures/parallel/h100x4pp: pipeline-parallel answers of 2 and 4 H100s (run1-3/manifest.json) for the H200 traces.
+  [[nodiscard]] static ParallelFixture h100pp(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts) {
+    const std::string d = parallel_dir + "/h100x4pp";
+    return {parallel_dir + "/h200x2", {d + "/run1/manifest.json", d + "/run2/manifest.json", d + "/run3/manifest.json"}, "H100 SXM", false,
+            cat, hosts, true};
+  }
+  // An item's plan; pipeline plans measured on several GPU counts in one manifest also name the count ("pp_1f1b_m4@n2").
+  [[nodiscard]] static std::string plan_key(const boost::json::value& item) {
+    std::string p(item.at("plan").as_string());
+    if (p.starts_with("pp_")) p += "@n" + std::to_string(item.at("world_size").to_number<int>());
+    return p;
   }
   // Median of the runs' medians, the lowest and the highest.
   [[nodiscard]] std::tuple<double, double, double> measured(const std::string& w, const std::string& p) const {
@@ -316,6 +332,83 @@ struct TpStudy {
     s.rows.push_back(r);
   }
   for (auto& r : s.rows) r.loo_ms = predict(fx.cases.at(r.workload), s.mean_linear_us(r.workload)).step.period_us / 1e3;
+  return s;
+}
+
+// Pipeline parallel (the GPT fixtures; torch.distributed.pipelining, "pp_<schedule>_m<M>" on 2 and 4 GPUs).
+// The schedule's host cost per action is fitted as DTensor's is: per item the cost that reproduces its step;
+// an item is predicted with the median of the other workload's fits (leave one workload out).
+struct PpRow {
+  std::string workload, plan;
+  int gpus = 2, microbatches = 0;
+  double measured_ms = 0, measured_lo_ms = 0, measured_hi_ms = 0, measured_single_ms = 0;
+  double predicted_ms = 0, loo_ms = 0, predicted_single_ms = 0, fitted_action_us = 0, bubble = 0;
+  [[nodiscard]] double error() const { return predicted_ms / measured_ms - 1; }
+  [[nodiscard]] double loo_error() const { return loo_ms / measured_ms - 1; }
+  [[nodiscard]] double single_gpu_error() const { return measured_single_ms / measured_ms - 1; }
+  [[nodiscard]] double ideal_error() const { return measured_single_ms / gpus / measured_ms - 1; }
+};
+
+struct PpStudy {
+  std::vector<PpRow> rows;
+  [[nodiscard]] double mean_abs(double (PpRow::*f)() const) const {
+    double e = 0;
+    for (const auto& r : rows) e += std::abs((r.*f)());
+    return rows.empty() ? 0 : e / static_cast<double>(rows.size());
+  }
+  [[nodiscard]] double median_action_us(const std::string& except = "") const {
+    std::vector<double> v;
+    for (const auto& r : rows)
+      if (r.workload != except) v.push_back(r.fitted_action_us);
+    return habitat::detail::median_of_runs(v, 0.0);
+  }
+};
+
+[[nodiscard]] inline sim::PpOptions pp_options(const std::string& plan, int gpus) {
+  sim::PpOptions o;  // "pp_1f1b_m4"
+  o.world_size = gpus;
+  o.schedule = plan.find("gpipe") != std::string::npos ? sim::PpSchedule::gpipe : sim::PpSchedule::one_f_one_b;
+  const auto at = plan.rfind("_m");
+  char* end = nullptr;
+  const long m = at == std::string::npos ? 0 : std::strtol(plan.c_str() + at + 2, &end, 10);
+  if (m < 1 || !end || *end != '\0') throw make_error(plan, "plan", "a pipeline plan is pp_<1f1b|gpipe>_m<micro-batches>");
+  o.microbatches = static_cast<int>(m);
+  return o;
+}
+
+[[nodiscard]] inline PpStudy pp_study(const ParallelFixture& fx) {
+  PpStudy s;
+  const auto predict = [&](const ParallelFixture::Case& c, const sim::PpOptions& base, double per_action_us) {
+    sim::PpOptions o = base;
+    o.per_action_us = per_action_us;
+    o.step_cost = c.step_cost;
+    return sim::predict_pp(c.trace, c.program, c.us, c.dest, c.host_scale, o);
+  };
+  for (const auto& it : fx.run1.at("items").as_array()) {
+    const std::string plan(it.at("plan").as_string());
+    if (!plan.starts_with("pp_")) continue;
+    PpRow r;
+    r.plan = plan;
+    r.gpus = it.at("world_size").to_number<int>();
+    r.workload = std::string(it.at("workload").as_string());
+    const auto o = pp_options(plan, r.gpus);
+    r.microbatches = o.microbatches;
+    const auto& c = fx.cases.at(r.workload);
+    std::tie(r.measured_ms, r.measured_lo_ms, r.measured_hi_ms) = fx.measured(r.workload, ParallelFixture::plan_key(it));
+    r.measured_single_ms = std::get<0>(fx.measured(r.workload, "n1"));
+    const auto p = predict(c, o, sim::torch_pp_costs.per_action_us);
+    r.predicted_ms = p.step.period_us / 1e3;
+    r.predicted_single_ms = p.single.period_us / 1e3;
+    r.bubble = p.times.bubble_share;
+    double lo = 0, hi = 50000;
+    for (int i = 0; i < 30; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (predict(c, o, mid).step.period_us / 1e3 < r.measured_ms ? lo : hi) = mid;
+    }
+    r.fitted_action_us = 0.5 * (lo + hi);
+    s.rows.push_back(r);
+  }
+  for (auto& r : s.rows) r.loo_ms = predict(fx.cases.at(r.workload), pp_options(r.plan, r.gpus), s.median_action_us(r.workload)).step.period_us / 1e3;
   return s;
 }
 

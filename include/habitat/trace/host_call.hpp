@@ -50,6 +50,10 @@ struct HostCall {
   std::int64_t correlation = -1;
   int op = -1;            // innermost enclosing operation (index into Trace::ops), -1 if none
   bool blocking = false;  // the thread waited in this call for GPU work to finish
+  // A call that puts GPU work in a queue (a launch, a copy, a fill), as opposed to queries and the rest.
+  [[nodiscard]] bool enqueues() const {
+    return kind == HostCallKind::launch || kind == HostCallKind::graph_launch || kind == HostCallKind::memcpy || kind == HostCallKind::memset;
+  }
 };
 
 }  // namespace habitat
