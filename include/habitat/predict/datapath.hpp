@@ -12,6 +12,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "habitat/device/device.hpp"
 #include "habitat/predict/op_cost.hpp"
@@ -33,6 +34,23 @@ struct Tf32Settings {
     }
   }
 };
+
+// Tensor-core kernels built for an older architecture (cutlass_80_tensorop_*, sm80_xmma_*: Ampere's warp-level
+// mma.sync) run on Hopper at mma.sync's rate, not at the wgmma rate the datapath's peak is quoted for: a loop
+// of independent mma.sync reached 0.60 of the H100's BF16 and TF32 peaks at 1980 MHz, where cuBLAS's own
+// 8192^3 GEMMs reached 0.73 and 0.76 (fixtures/clocks/legacy_mma_h100.json, fixtures/record/legacy_mma.py).
+// Measured on Hopper only; Blackwell, which also runs such kernels, keeps 1 (unmeasured).
+inline constexpr double hopper_mma_sync_share = 0.60;
+[[nodiscard]] inline bool legacy_tensor_kernel(std::string_view name) {
+  for (const std::string_view mark : {"cutlass_80_tensorop", "cutlass_75_tensorop", "cutlass_70_tensorop", "sm80_xmma", "sm86_xmma", "sm75_xmma",
+                                      "sm70_xmma", "ampere_", "turing_", "volta_"})
+    if (name.find(mark) != std::string_view::npos) return true;
+  return false;
+}
+// The share of g's tensor-core peak at precision p that a kernel of this name can reach by its instructions.
+[[nodiscard]] inline double instruction_share(std::string_view kernel, const Device& g, Precision p) {
+  return g.cc_major == 9 && g.on_tensor_cores(p) && legacy_tensor_kernel(kernel) ? hopper_mma_sync_share : 1.0;
+}
 
 // The settings a trace was recorded with, where it shows them; PyTorch's defaults elsewhere.
 [[nodiscard]] inline Tf32Settings tf32_settings(const Trace& t) {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "habitat/device/occupancy.hpp"
+#include "habitat/predict/datapath.hpp"
 #include "habitat/predict/kernel_work.hpp"
 #include "habitat/predict/roofline.hpp"
 #include "habitat/predict/wave_scaling.hpp"
@@ -76,13 +77,16 @@ struct RooflineScaling {
     const bool library_math = (known || matmul) && switches &&
                               (w.family == MathFamily::matmul || w.family == MathFamily::convolution ||
                                w.family == MathFamily::attention || w.family == MathFamily::rnn);
-    const double c_roof = t_o <= 0 ? 0 : known ? std::clamp(busy_o.compute_us / t_o, 0.0, 1.0) : (matmul ? unknown_share : 0.0);
+    // A legacy tensor-core kernel on Hopper runs at mma.sync's share of the peak (datapath.hpp): its math takes
+    // longer at the origin, and where the library's own kernel replaces it, that one runs at the full rate.
+    const double share_o = instruction_share(k.name, o, w.precision), share_d = switches ? 1.0 : instruction_share(k.name, d, pd);
+    const double c_roof = t_o <= 0 ? 0 : known ? std::clamp(busy_o.compute_us / share_o / t_o, 0.0, 1.0) : (matmul ? unknown_share : 0.0);
     const double c_all = t_o > 0 ? std::max(c_roof, 1 - u - std::min(fixed_kernel_us, t_o) / t_o) : c_roof;
     const bool to_lanes = o.on_tensor_cores(w.precision) && !d.on_tensor_cores(pd);
     const double c = !library_math ? c_roof : to_lanes ? c_roof + 0.5 * (c_all - c_roof) : c_all;
     const double s_mem = byte_ratio * o.sustained_bandwidth_gbps() / d.sustained_bandwidth_gbps();
-    const double rate_o = o.flops_per_clk_per_sm(w.precision) * o.load_clock_mhz(w.precision);
-    const double rate_d = d.flops_per_clk_per_sm(pd) * d.load_clock_mhz(pd);
+    const double rate_o = o.flops_per_clk_per_sm(w.precision) * o.load_clock_mhz(w.precision) * share_o;
+    const double rate_d = d.flops_per_clk_per_sm(pd) * d.load_clock_mhz(pd) * share_d;
     const double clock = o.load_clock_mhz(Precision::fp32) / d.load_clock_mhz(Precision::fp32);
 
     Method method = Method::roofline_scaling;
