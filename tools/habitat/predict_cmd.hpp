@@ -191,9 +191,7 @@ inline constexpr const char* parallel_forms =
 
 [[nodiscard]] inline sim::PpOptions parse_pp(const std::string& spec, const std::vector<std::string>& parts, const sim::DdpOptions& ddp) {
   sim::PpOptions p;
-  p.world_size = ddp.world_size;
-  p.gpus_per_node = ddp.gpus_per_node;
-  p.network_gbps = ddp.network_gbps;
+  static_cast<sim::PlanGpus&>(p) = ddp;
   if (parts.front().starts_with("pp=")) {
     const int stages = parallel_count(spec, parts.front(), 3, 2, 4096);
     if (ddp.world_size > 1 && ddp.world_size != stages)
@@ -217,9 +215,7 @@ inline constexpr const char* parallel_forms =
   if (spec == "tp") {
     if (ddp.world_size < 2) throw make_error(spec, "--parallel", "tensor parallel needs --world-size of 2 or more GPUs");
     sim::TpOptions t;
-    t.world_size = ddp.world_size;
-    t.gpus_per_node = ddp.gpus_per_node;
-    t.network_gbps = ddp.network_gbps;
+    static_cast<sim::PlanGpus&>(t) = ddp;
     return {std::nullopt, t};
   }
   std::vector<std::string> parts;
@@ -228,9 +224,7 @@ inline constexpr const char* parallel_forms =
   if (!parts.empty() && (parts.front() == "pp" || parts.front().starts_with("pp="))) return {std::nullopt, std::nullopt, parse_pp(spec, parts, ddp)};
   if (parts.empty() || parts.front() != "fsdp") throw make_error(spec, "--parallel", parallel_forms);
   sim::FsdpOptions f;
-  f.world_size = ddp.world_size;
-  f.gpus_per_node = ddp.gpus_per_node;
-  f.network_gbps = ddp.network_gbps;
+  static_cast<sim::PlanGpus&>(f) = ddp;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const std::string& p = parts[i];
     if (p == "grad_op" || p == "shard_grad_op" || p == "zero2") {

@@ -51,13 +51,17 @@ inline constexpr DdpHostCosts torch_ddp_costs{};
 inline constexpr double comm_slowdown_overlapped = 0.19;
 inline constexpr double compute_slowdown_overlapped = 0.2;
 
-struct DdpOptions {
+// The GPUs every parallel plan runs on, and the links the user gave in place of the catalog's.
+struct PlanGpus {
   int world_size = 1;
-  int gpus_per_node = 0;                 // 0: the destination's typical node
+  int gpus_per_node = 0;               // 0: the destination's typical node
+  std::optional<double> intra_gbps;    // --interconnect: replaces the catalog's link inside a node
+  std::optional<double> network_gbps;  // --network-gbps: replaces the catalog's network per GPU
+};
+
+struct DdpOptions : PlanGpus {
   comm::BucketCaps caps{};
   bool broadcast_buffers = true;         // DDP's default
-  std::optional<double> intra_gbps;      // --interconnect: replaces the catalog's link inside a node
-  std::optional<double> network_gbps;    // --network-gbps: replaces the catalog's network per GPU
 };
 
 struct DdpStep {
@@ -214,13 +218,9 @@ struct DdpPrediction {
 }
 
 // Any plan's ranks (its options' world_size, gpus_per_node, intra_gbps, network_gbps) on the destination's nodes.
-template <class Options>
-[[nodiscard]] comm::Topology plan_topology(const Device& dest, const Options& opt) {
+[[nodiscard]] inline comm::Topology plan_topology(const Device& dest, const PlanGpus& gpus) {
   DdpOptions d;
-  d.world_size = opt.world_size;
-  d.gpus_per_node = opt.gpus_per_node;
-  d.intra_gbps = opt.intra_gbps;
-  d.network_gbps = opt.network_gbps;
+  static_cast<PlanGpus&>(d) = gpus;
   return ddp_topology(dest, d);
 }
 

@@ -47,14 +47,10 @@ struct FsdpHostCosts {
 };
 inline constexpr FsdpHostCosts torch_fsdp_costs{};
 
-struct FsdpOptions {
-  int world_size = 1;
-  int gpus_per_node = 0;               // 0: the destination's typical node
+struct FsdpOptions : PlanGpus {
   bool reshard_after_forward = true;   // full shard; false: "grad_op" (ZeRO-2-like)
   bool bf16_params = false;            // MixedPrecisionPolicy(param_dtype=bfloat16): half the gathered bytes
   comm::UnitChoice units;
-  std::optional<double> intra_gbps;
-  std::optional<double> network_gbps;
   std::optional<UnitCost> unit_cost;   // replaces the fitted host cost per unit (the study's fit)
   [[nodiscard]] std::string label() const {
     return std::string("FSDP ") + (reshard_after_forward ? "full shard" : "shard-grad-op") + (bf16_params ? ", bf16 parameters" : "");

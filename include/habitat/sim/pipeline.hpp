@@ -29,23 +29,21 @@
 
 namespace habitat::sim {
 
-// The schedule's host cost per action (one stage's forward or backward of one micro-batch), on the host of
-// `measured_on`: fitted to the un-profiled pipeline steps of the two GPT fixtures on 2 and 4 H100s
-// (fixtures/parallel/h100x4pp, torch 2.11; report::pp_study re-derives it and predicts each left out).
+// The schedule's host cost per action (one stage's forward or backward of one micro-batch), in the time of
+// the host `measured_on` (scaled to others as DDP's costs are): fitted to the un-profiled pipeline steps of
+// the two GPT fixtures on 2 and 4 H100s, whose host ran at 1.11x its time (fixtures/parallel/h100x4pp,
+// torch 2.11; report::pp_study re-derives it and predicts each workload with the other's).
 struct PpHostCosts {
   double per_action_us = 380;
-  const char* measured_on = "h100x4 test machine";
+  const char* measured_on = "h200-testbed";
 };
 inline constexpr PpHostCosts torch_pp_costs{};
 
 enum class PpSchedule { one_f_one_b, gpipe };
 
-struct PpOptions {
-  int world_size = 1;  // stages, one GPU each
+struct PpOptions : PlanGpus {  // world_size: the stages, one GPU each
   int microbatches = 0;  // 0: twice the stages
   PpSchedule schedule = PpSchedule::one_f_one_b;
-  int gpus_per_node = 0;
-  std::optional<double> intra_gbps, network_gbps;
   std::optional<double> per_action_us;  // replaces the fitted host cost (the study's fit)
   // The destination host's count of records (HostModel::step_cost, scaled to that host): a stage's host time
   // per micro-batch from what it records. Without it, the trace's own stretches (which a GPU-bound step's
@@ -302,7 +300,7 @@ struct PpPrediction {
                             std::to_string(out.plan.blocks) + " repeated blocks in " + std::to_string(out.plan.stages) + " stages, " +
                             std::to_string(out.plan.microbatches) + " micro-batches" +
                             (opt.microbatches > 0 ? "" : " (the default: twice the stages; give microbatches=M)") +
-                            "; the schedule's host cost per action as measured with torch 2.11 on the H100 test machine");
+                            "; the schedule's host cost per action as measured with torch 2.11 (on 2 and 4 H100s)");
   if (out.topology.nodes() > 1 || out.topology.ranks > 4)
     out.assumptions.push_back("extrapolated: pipeline parallel was validated on 2 and 4 GPUs of one NVLink node only");
   return out;

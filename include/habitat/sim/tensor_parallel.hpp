@@ -33,10 +33,7 @@ struct TpHostCosts {
 };
 inline constexpr TpHostCosts torch_tp_costs{};
 
-struct TpOptions {
-  int world_size = 1;
-  int gpus_per_node = 0;
-  std::optional<double> intra_gbps, network_gbps;
+struct TpOptions : PlanGpus {
   std::optional<double> per_linear_us;  // replaces the fitted host cost (the study's fit)
 };
 
