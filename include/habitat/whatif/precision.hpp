@@ -82,12 +82,16 @@ enum class Autocast { lower, fp32, promote };
 // H200, torch 2.11, cuDNN 9.19; medians over ResNet-50, MobileNetV2 and DCGAN):
 //  - batch normalization under BF16 leaves cuDNN for ATen's native kernels: forward 1.55-2.3x, backward
 //    1.03-1.23x the FP32 time; under FP16 cuDNN keeps it, at 0.83x forward and 0.68x backward;
-//  - grouped (depthwise) convolutions run on CUDA cores at either precision: 0.93x (MobileNetV2).
+//  - grouped (depthwise) convolutions run on CUDA cores at either precision: 0.93x (MobileNetV2);
+//  - max pooling with indices (one output per thread, its int64 index written beside it) takes the FP32
+//    time forward and 0.93-0.97x backward at either precision (ResNet-50; VGG-16's five pools, left out of
+//    the median, agree: 0.97-1.00x and 0.94-0.97x).
 struct MeasuredFactor {
   double bf16_forward, bf16_backward, fp16_forward, fp16_backward;
 };
 inline constexpr MeasuredFactor batch_norm_factor{1.65, 1.1, 0.83, 0.68};
 inline constexpr MeasuredFactor grouped_conv_factor{0.93, 0.93, 0.93, 0.93};
+inline constexpr MeasuredFactor max_pool_factor{1.0, 0.95, 1.0, 0.95};
 
 [[nodiscard]] inline double factor(const MeasuredFactor& f, Precision p, bool backward) {
   return p == Precision::fp16 ? (backward ? f.fp16_backward : f.fp16_forward) : (backward ? f.bf16_backward : f.bf16_forward);
@@ -116,6 +120,7 @@ namespace detail {
   for (int o = op; o >= 0; o = t.ops[static_cast<std::size_t>(o)].parent) {
     const Operation& x = t.ops[static_cast<std::size_t>(o)];
     if (x.name.find("batch_norm") != std::string::npos || x.name.find("BatchNorm") != std::string::npos) return &batch_norm_factor;
+    if (x.name.find("max_pool") != std::string::npos || x.name.find("MaxPool") != std::string::npos) return &max_pool_factor;
     if (const auto* sig = ops::aten::find_signature(x.name)) {
       const auto ca = x.name.find("conv") != std::string::npos && sig->find("weight") ? std::optional(ops::aten::conv_args(*sig)) : std::nullopt;
       if (ca && ca->groups && cost::at_or(cost::ints(x, *ca->groups), 0, 1) != 1) return &grouped_conv_factor;
