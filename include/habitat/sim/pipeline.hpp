@@ -161,15 +161,10 @@ namespace detail {
   }
   if (opt.step_cost) {  // each region's records at the host's cost per record (the step's constant once, before)
     std::vector<StepCounts> counts(2 * S + 2);
-    for (const auto& op : t.ops) {
-      auto& c = counts[region(op.start_us) + 1];
-      (op.parent < 0 ? c.top_ops : c.nested_ops) += 1;
-    }
-    for (const auto& call : t.calls) {
-      (call.enqueues() ? counts[region(call.start_us) + 1].enqueues : counts[region(call.start_us) + 1].other_calls) += 1;
-    }
+    for (const auto& op : t.ops) count_record(counts[region(op.start_us) + 1], op);
+    for (const auto& call : t.calls) count_record(counts[region(call.start_us) + 1], call);
     const RecordCount& rc = opt.step_cost->unprofiled;
-    for (int r = -1; r <= 2 * S; ++r) add(r, rc.at(counts[r + 1]) - rc.per_step_us + (r < 0 ? rc.per_step_us : 0), 0, 0);
+    for (int r = -1; r <= 2 * S; ++r) add(r, rc.at(counts[r + 1]) - (r < 0 ? 0 : rc.per_step_us), 0, 0);
   }
   plan.activation_bytes = S > 1 ? detail::input_bytes_at(t, fwd[1]) / M : 0;
   return plan;

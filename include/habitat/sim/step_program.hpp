@@ -151,12 +151,12 @@ inline constexpr double external_wait_us = 1000;
 
 // What the step records, for the host's bottom-up count (StepCost): operations outermost and nested, and
 // runtime calls that enqueue GPU work and the rest.
+inline void count_record(StepCounts& c, const Operation& op) { (op.parent < 0 ? c.top_ops : c.nested_ops) += 1; }
+inline void count_record(StepCounts& c, const HostCall& call) { (call.enqueues() ? c.enqueues : c.other_calls) += 1; }
 [[nodiscard]] inline StepCounts step_counts(const Trace& t) {
   StepCounts c;
-  for (const auto& op : t.ops) (op.parent < 0 ? c.top_ops : c.nested_ops) += 1;
-  for (const auto& call : t.calls) {
-    (call.enqueues() ? c.enqueues : c.other_calls) += 1;
-  }
+  for (const auto& op : t.ops) count_record(c, op);
+  for (const auto& call : t.calls) count_record(c, call);
   return c;
 }
 

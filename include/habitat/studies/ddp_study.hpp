@@ -17,6 +17,7 @@
 #include "habitat/predict/predicted_trace.hpp"
 #include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/sim/ddp.hpp"
+#include "habitat/studies/row_errors.hpp"
 
 namespace habitat::report {
 
@@ -41,11 +42,7 @@ struct DdpRow {
 struct DdpStudy {
   std::vector<DdpRow> rows;
   [[nodiscard]] double mean_abs(double (DdpRow::*f)() const, int gpus = 0) const {
-    double e = 0;
-    int n = 0;
-    for (const auto& r : rows)
-      if (gpus == 0 || r.gpus == gpus) e += std::abs((r.*f)()), ++n;
-    return n ? e / n : 0;
+    return report::mean_abs(rows, f, [&](const DdpRow& r) { return gpus == 0 || r.gpus == gpus; });
   }
 };
 

@@ -14,6 +14,7 @@
 #include "habitat/predict/roofline_scaling.hpp"
 #include "habitat/sim/calibrate.hpp"
 #include "habitat/sim/compose.hpp"
+#include "habitat/studies/row_errors.hpp"
 
 namespace habitat::report {
 
@@ -32,11 +33,7 @@ struct IterationRow {
 
 struct IterationStudy {
   std::vector<IterationRow> rows;
-  [[nodiscard]] double mean_abs(double (IterationRow::*f)() const) const {
-    double e = 0;
-    for (const auto& r : rows) e += std::abs((r.*f)());
-    return rows.empty() ? 0 : e / static_cast<double>(rows.size());
-  }
+  [[nodiscard]] double mean_abs(double (IterationRow::*f)() const) const { return report::mean_abs(rows, f); }
 };
 
 // Every workload of `origin_dir` that `dest_dir` measured too (both fixture folders with a manifest),

@@ -28,6 +28,7 @@
 #include "habitat/sim/fsdp.hpp"
 #include "habitat/sim/pipeline.hpp"
 #include "habitat/sim/tensor_parallel.hpp"
+#include "habitat/studies/row_errors.hpp"
 
 namespace habitat::report {
 
@@ -54,11 +55,7 @@ struct FsdpRow {
 struct FsdpStudy {
   std::vector<FsdpRow> rows;
   [[nodiscard]] double mean_abs(double (FsdpRow::*f)() const, const std::string& plan = "") const {
-    double e = 0;
-    int n = 0;
-    for (const auto& r : rows)
-      if (plan.empty() || r.plan == plan) e += std::abs((r.*f)()), ++n;
-    return n ? e / n : 0;
+    return report::mean_abs(rows, f, [&](const FsdpRow& r) { return plan.empty() || r.plan == plan; });
   }
   // The host cost per unit and per tensor, by least squares over the host time each workload implies (all
   // but `except`): implied = per_unit x units + per_tensor x tensors. A negative per-tensor cost is not
@@ -252,12 +249,7 @@ struct ParallelFixture {
       r.measured_peak_gb = (peak - (fx.stale_copy ? it.at("param_bytes").to_number<double>() : 0.0)) / 1e9;  // the stale full copy (README)
     }
     // The cost per unit that reproduces the measured step: the step grows with it.
-    double lo = 0, hi = 50000;
-    for (int i = 0; i < 30; ++i) {
-      const double mid = 0.5 * (lo + hi);
-      (predict({mid, 0}).step.period_us / 1e3 < r.measured_ms ? lo : hi) = mid;
-    }
-    r.fitted_unit_us = 0.5 * (lo + hi);
+    r.fitted_unit_us = cost_reproducing([&](double us) { return predict({us, 0}).step.period_us / 1e3; }, r.measured_ms);
     s.rows.push_back(std::move(r));
     row_options.push_back(opt);
   }
@@ -288,11 +280,7 @@ struct TpRow {
 
 struct TpStudy {
   std::vector<TpRow> rows;
-  [[nodiscard]] double mean_abs(double (TpRow::*f)() const) const {
-    double e = 0;
-    for (const auto& r : rows) e += std::abs((r.*f)());
-    return rows.empty() ? 0 : e / static_cast<double>(rows.size());
-  }
+  [[nodiscard]] double mean_abs(double (TpRow::*f)() const) const { return report::mean_abs(rows, f); }
   [[nodiscard]] double mean_linear_us(const std::string& except = "") const {
     double sum = 0;
     int n = 0;
@@ -323,12 +311,7 @@ struct TpStudy {
     r.linears = static_cast<int>(p.plan.linears.size());
     r.predicted_ms = p.step.period_us / 1e3;
     r.predicted_single_ms = p.single.period_us / 1e3;
-    double lo = 0, hi = 50000;
-    for (int i = 0; i < 30; ++i) {
-      const double mid = 0.5 * (lo + hi);
-      (predict(c, mid).step.period_us / 1e3 < r.measured_ms ? lo : hi) = mid;
-    }
-    r.fitted_linear_us = 0.5 * (lo + hi);
+    r.fitted_linear_us = cost_reproducing([&](double us) { return predict(c, us).step.period_us / 1e3; }, r.measured_ms);
     s.rows.push_back(r);
   }
   for (auto& r : s.rows) r.loo_ms = predict(fx.cases.at(r.workload), s.mean_linear_us(r.workload)).step.period_us / 1e3;
@@ -351,11 +334,7 @@ struct PpRow {
 
 struct PpStudy {
   std::vector<PpRow> rows;
-  [[nodiscard]] double mean_abs(double (PpRow::*f)() const) const {
-    double e = 0;
-    for (const auto& r : rows) e += std::abs((r.*f)());
-    return rows.empty() ? 0 : e / static_cast<double>(rows.size());
-  }
+  [[nodiscard]] double mean_abs(double (PpRow::*f)() const) const { return report::mean_abs(rows, f); }
   [[nodiscard]] double median_action_us(const std::string& except = "") const {
     std::vector<double> v;
     for (const auto& r : rows)
@@ -400,12 +379,7 @@ struct PpStudy {
     r.predicted_ms = p.step.period_us / 1e3;
     r.predicted_single_ms = p.single.period_us / 1e3;
     r.bubble = p.times.bubble_share;
-    double lo = 0, hi = 50000;
-    for (int i = 0; i < 30; ++i) {
-      const double mid = 0.5 * (lo + hi);
-      (predict(c, o, mid).step.period_us / 1e3 < r.measured_ms ? lo : hi) = mid;
-    }
-    r.fitted_action_us = 0.5 * (lo + hi);
+    r.fitted_action_us = cost_reproducing([&](double us) { return predict(c, o, us).step.period_us / 1e3; }, r.measured_ms);
     s.rows.push_back(r);
   }
   for (auto& r : s.rows) r.loo_ms = predict(fx.cases.at(r.workload), pp_options(r.plan, r.gpus), s.median_action_us(r.workload)).step.period_us / 1e3;

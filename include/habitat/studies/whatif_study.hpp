@@ -17,6 +17,7 @@
 #include "habitat/sim/compose.hpp"
 #include "habitat/sim/host_profile.hpp"
 #include "habitat/whatif/whatif.hpp"
+#include "habitat/studies/row_errors.hpp"
 
 namespace habitat::report {
 
@@ -34,11 +35,7 @@ struct WhatIfRow {
 
 struct WhatIfStudy {
   std::vector<WhatIfRow> rows;
-  [[nodiscard]] double mean_abs(double (WhatIfRow::*f)() const) const {
-    double e = 0;
-    for (const auto& r : rows) e += std::abs((r.*f)());
-    return rows.empty() ? 0 : e / static_cast<double>(rows.size());
-  }
+  [[nodiscard]] double mean_abs(double (WhatIfRow::*f)() const) const { return report::mean_abs(rows, f); }
 };
 
 struct WorkloadName {
