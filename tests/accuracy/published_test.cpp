@@ -28,7 +28,9 @@ TEST_CASE("published A100, V100 and T4 throughput in FP16, TF32 and FP32 from H1
   // What is met today, to catch regressions (not the issue's goal): mixed precision and TF32 within 10%, FP32
   // within 17% (ResNet-50's convolutions run other cuDNN algorithms on the V100 and T4 than on the H100, README).
   const std::map<std::string, double> bound{{"fp16", 0.10}, {"tf32", 0.10}, {"fp32", 0.17}};
-  for (const auto& [prec, b] : bound) {
+  for (const auto& limit : bound) {
+    const std::string& prec = limit.first;  // named, not a structured binding: clang 14 cannot capture one
+    const double b = limit.second;
     auto keep = [&](const R& r) { return r.precision == prec; };
     const double h = report::mean_abs(rows, &R::error, keep);
     std::printf("  %-5s %6.1f%% | %6.1f%% | %6.1f%% | %6.1f%%\n", prec.c_str(), 100 * h, 100 * report::mean_abs(rows, &R::same_error, keep),

@@ -148,12 +148,17 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
   }
   // Convolutions: the efficiency model fitted without the GPU beats "same time" from the H100 everywhere,
   // and stays within bounds a little above what it measures (README: with the algorithm's time through the
-  // tile model, V100 32.7%, P4 31.0%, T4 25.6%, A100 23.3%, P100 27.4%, H100 35.0%, H200 37.1%).
+  // tile model, V100 32.7%, P4 31.0%, T4 25.6%, A100 23.3%, P100 27.4%; without FP32 Winograd on Hopper,
+  // H100 22.9%, H200 23.9%). The ratio from the H100 beats its FLOPS ratio on every public GPU (Hopper's cuDNN
+  // runs none of these as Winograd: 26.6-42.0% against 65-110%).
   for (const auto& [gpu, bound] : std::map<std::string, double>{
-           {"V100 PCIe 32GB", 0.35}, {"P4", 0.33}, {"T4", 0.28}, {"A100 PCIe 80GB", 0.26}, {"P100", 0.30}, {"H100 SXM", 0.37}, {"H200", 0.39}}) {
+           {"V100 PCIe 32GB", 0.35}, {"P4", 0.33}, {"T4", 0.28}, {"A100 PCIe 80GB", 0.26}, {"P100", 0.30}, {"H100 SXM", 0.25}, {"H200", 0.26}}) {
     const auto& e = by[gpu]["conv"];
-    INFO(gpu << " conv: " << e.model << " (same time " << e.same << ")");
+    INFO(gpu << " conv: " << e.model << " (same time " << e.same << ", ratio from " << e.origin << " " << e.ratio << ", FLOPS ratio " << e.flops << ")");
     CHECK(e.model < bound);
-    if (gpu != "H200" && gpu != "H100 SXM") CHECK(e.model < e.same);
+    if (gpu != "H200" && gpu != "H100 SXM") {
+      CHECK(e.model < e.same);
+      CHECK(e.ratio < e.flops);
+    }
   }
 }

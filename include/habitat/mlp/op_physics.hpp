@@ -146,9 +146,14 @@ struct ImplicitGemm {
   return {std::max(b * side * side, 1.0), std::max(co, 1.0), std::max(ci * ks * ks, 1.0)};
 }
 
+// Whether cuDNN runs FP32 convolutions as Winograd on g. It picks Winograd for 60-80% of NeuSight's 3x3
+// convolutions on every public GPU (Pascal to Ampere: their timings name the kernels) and for none of the same
+// convolutions on the H100 (cuDNN 9.19, cudnn.benchmark: implicit GEMM for 84%, FFT for the rest;
+// data/opdata/h100_neusight/kernels.tsv). Hopper and later: taken as Hopper (measured on Hopper only).
+[[nodiscard]] constexpr bool fp32_winograd(const Device& g) { return g.cc_major < 9; }
+
 // The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit
-// GEMM, or for a 3x3 stride-1 convolution Winograd F(4x4, 3x3) where that is faster (cuDNN picks it for
-// 60-80% of NeuSight's convolutions on every public GPU: their timings name the kernels): 36 GEMMs of
+// GEMM, or for a 3x3 stride-1 convolution Winograd F(4x4, 3x3) where g has it and it is faster: 36 GEMMs of
 // (4x4 output tiles) x input channels x output channels, plus the transforms' traffic, each tensor once
 // at sustained bandwidth (input in, 36/16 of it out and back in; the same for the output).
 [[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g) {
@@ -156,7 +161,7 @@ struct ImplicitGemm {
   const double implicit = gemm::estimate({1, ig.m, ig.n, ig.k, true, false}, g, gemm::fitted).us;
   const auto& d = q.dims;
   const double b = d[0], ci = d[1], co = d[2], ks = d[3], in = d[4], stride = d[5], pad = d[6];
-  if (q.op != ops::OpKind::conv2d || ks != 3 || stride != 1) return implicit;
+  if (q.op != ops::OpKind::conv2d || ks != 3 || stride != 1 || !fp32_winograd(g)) return implicit;
   const double side = std::max(ops::conv_out_size(in, ks, stride, pad), 1.0), tiles = std::max(b * std::ceil(side / 4) * std::ceil(side / 4), 1.0);
   const double bytes = 4 * std::max(b * ci * in * in + 2 * 36 * tiles * (ci + co) + b * co * side * side, 0.0);
   const double winograd = gemm::estimate({36, tiles, std::max(co, 1.0), std::max(ci, 1.0), false, false}, g, gemm::fitted).us +
