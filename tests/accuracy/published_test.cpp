@@ -26,8 +26,8 @@ TEST_CASE("published A100, V100 and T4 throughput in FP16, TF32 and FP32 from H1
   using R = report::PublishedRow;
   std::printf("\nmean absolute error: habitat | same time | FLOPS ratio | bandwidth ratio\n");
   // What is met today, to catch regressions (not the issue's goal): mixed precision and TF32 within 10%, FP32
-  // within 17% (ResNet-50's convolutions run other cuDNN algorithms on the V100 and T4 than on the H100, README).
-  const std::map<std::string, double> bound{{"fp16", 0.10}, {"tf32", 0.10}, {"fp32", 0.17}};
+  // within 15% (ResNet-50's convolutions run other cuDNN algorithms on the V100 and T4 than on the H100, README).
+  const std::map<std::string, double> bound{{"fp16", 0.10}, {"tf32", 0.10}, {"fp32", 0.15}};
   for (const auto& limit : bound) {
     const std::string& prec = limit.first;  // named, not a structured binding: clang 14 cannot capture one
     const double b = limit.second;
@@ -40,7 +40,7 @@ TEST_CASE("published A100, V100 and T4 throughput in FP16, TF32 and FP32 from H1
     CHECK(h < report::mean_abs(rows, &R::flops_error, keep));
     CHECK(h < report::mean_abs(rows, &R::same_error, keep));
     // In mixed precision these convnets are mostly memory-bound, and the bandwidth ratio is the better baseline
-    // there today (7.2% against 9.0%, README): checked for FP32 and TF32 only.
+    // there today (7.2% against 9.1%, README): checked for FP32 and TF32 only.
     if (prec != "fp16") CHECK(h < report::mean_abs(rows, &R::bandwidth_error, keep));
   }
 }

@@ -44,9 +44,9 @@ void check_trace(const Trace& t, const std::vector<KernelWork>& work, const Devi
     const double x = r.kernels[i].duration_us;
     const bool ok = std::isfinite(x) && x >= 0 && (t.kernels[i].duration_us <= 0 || x > 0);
     const auto& w = work[i];
-    const bool consistent = work_floor_us(w.flops, w.bytes, w.precision, o) <= 1.1 * t.kernels[i].duration_us;
+    const bool consistent = work_floor_us(w.floor_flops(), w.bytes, w.precision, o) <= 1.1 * t.kernels[i].duration_us;
     const bool above = w.source == WorkSource::unknown || t.kernels[i].kind != GpuWorkKind::kernel || !consistent ||
-                       x >= work_floor_us(w.flops, w.bytes, w.precision, d) * (1 - 1e-9);
+                       x >= work_floor_us(w.floor_flops(), w.bytes, w.precision, d) * (1 - 1e-9);
     bad += !(ok && above);
   }
   CHECK(bad == 0);

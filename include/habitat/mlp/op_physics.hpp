@@ -162,7 +162,7 @@ struct ImplicitGemm {
 // timings run 7-22% of their 3x3 convolutions below the direct FLOPs' roofline on every GPU before Hopper
 // (down to 0.45 of it), and 0.3% on Hopper: the bound must not raise them.
 [[nodiscard]] inline double bound_flops(const OpQuery& q, const Device& g, double flops) {
-  return winograd_applies(q, g) ? flops / 4 : flops;
+  return winograd_applies(q, g) ? flops * ops::winograd_3x3_flops_share : flops;
 }
 
 // The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit

@@ -19,6 +19,17 @@ struct Work {
   return {2 * batch * m * n * k, elem_bytes * (batch * m * k + weight + batch * m * n)};
 }
 
+// The arithmetic of the fast convolution algorithms, against direct convolution's (a share of its FLOPs).
+// Winograd F(4x4, 3x3): 36 multiplies per 16 outputs of a 3x3 kernel, where direct convolution does 144.
+inline constexpr double winograd_3x3_flops_share = 36.0 / 144.0;
+// The fewest FLOPs any algorithm a library may run needs, as a share of the direct count, for a kernel of
+// `kernel_area` taps: with unit stride, Winograd for 3x3, and FFT's one complex multiply-add (4 real
+// multiplies) per output and channel pair where direct convolution does one per tap; otherwise all of them.
+[[nodiscard]] constexpr double fast_conv_flops_share(double kernel_area, bool unit_stride) {
+  if (!unit_stride || kernel_area <= 1) return 1.0;
+  return std::min({1.0, kernel_area == 9 ? winograd_3x3_flops_share : 1.0, 4.0 / kernel_area});
+}
+
 // Output side of a convolution, or -1 when the configuration is invalid.
 [[nodiscard]] inline double conv_out_size(double in, double k, double stride, double pad, double dilation = 1) {
   const double o = std::floor((in + 2 * pad - dilation * (k - 1) - 1) / stride) + 1;

@@ -31,6 +31,9 @@ struct KernelWork {
   WorkSource source = WorkSource::unknown;
   MathFamily family = MathFamily::none;  // the library that ran its math (none: not a math kernel)
   bool tf32_allowed = false;             // the framework's settings let this FP32 math use TF32 (predict/datapath.hpp)
+  double floor_flops_share = 1;          // of `flops`, what the fewest-arithmetic algorithm needs (a convolution's
+                                         // Winograd or FFT): the roofline floor counts only these
+  [[nodiscard]] double floor_flops() const { return flops * floor_flops_share; }
 };
 
 // The datapath of w on GPU g, for a trace recorded on traced_on (predict/datapath.hpp).
@@ -132,6 +135,7 @@ namespace detail {
     w.bytes = c->bytes * share;
     if (c->math && op_math[k.op] > 0) w.flops = math[i] ? c->flops * k.duration_us / op_math[k.op] : 0;
     else w.flops = c->flops * share;
+    w.floor_flops_share = c->floor_flops_share;
     w.source = WorkSource::estimated;
   }
   return work;

@@ -29,6 +29,7 @@ struct OpCost {
   double bytes = 0;
   bool math = false;  // dominated by tensor-core/FMA math (GEMM, convolution, attention, RNN)
   MathFamily family = MathFamily::none;
+  double floor_flops_share = 1;  // of `flops`, what the fewest-arithmetic algorithm needs (ops::fast_conv_flops_share)
 };
 
 namespace cost {
@@ -120,6 +121,15 @@ using ops::aten::Signature;
   return grouped ? MathFamily::grouped_convolution : MathFamily::convolution;
 }
 
+// The share of a convolution's FLOPs its fewest-arithmetic algorithm needs (Winograd, FFT: unit stride only).
+[[nodiscard]] inline double fast_flops_share(const Operation& op, const ops::aten::ConvArgs& ca, const TensorArg& w) {
+  double area = 1;
+  for (std::size_t i = 2; i < w.shape.size(); ++i) area *= double(w.shape[i]);
+  const auto stride = ints(op, ca.stride);
+  const bool unit = std::all_of(stride.begin(), stride.end(), [](auto s) { return s == 1; });
+  return ops::fast_conv_flops_share(area, unit);
+}
+
 // Convolutions (any spatial rank, groups, dilation, transposed) with the argument positions of the
 // ATen signature that names them.
 [[nodiscard]] inline OpCost convolution(const Operation& op, const Signature& sig) {
@@ -145,7 +155,7 @@ using ops::aten::Signature;
                                  : double(w->shape[0]);
   const ops::Work wk = ops::conv_work(double(x->shape[0]), double(x->shape[1]), cout, numel(w->shape), in_pixels, out_pixels,
                                       transposed, dtype_bytes(x->dtype));
-  return {wk.flops, wk.bytes, true, conv_family(op, ca, sig)};
+  return {wk.flops, wk.bytes, true, conv_family(op, ca, sig), fast_flops_share(op, ca, *w)};
 }
 
 // convolution_backward: one convolution-sized GEMM per requested gradient (output_mask: input, weight).
@@ -162,7 +172,8 @@ using ops::aten::Signature;
   for (std::size_t i = 2; i < pix_from->shape.size(); ++i) pixels *= double(pix_from->shape[i]);
   const double one = 2 * double(gy->shape[0]) * numel(w->shape) * pixels;
   const double grads = mask.size() >= 2 ? double(mask[0] + mask[1]) : 2.0;
-  return {one * std::max(grads, 1.0), bytes_of(*gy) + 2 * bytes_of(*x) + 2 * bytes_of(*w), true, conv_family(op, ca, sig)};
+  return {one * std::max(grads, 1.0), bytes_of(*gy) + 2 * bytes_of(*x) + 2 * bytes_of(*w), true, conv_family(op, ca, sig),
+          fast_flops_share(op, ca, *w)};
 }
 
 // Attention over q[B,H,L,D], k[B,H,S,D], v[B,H,S,Dv]: QK^T and PV (x2.5 for the backward pass, which

@@ -120,10 +120,10 @@ inline std::vector<BreakdownRow> sorted_rows(std::map<std::string, BreakdownRow>
   }
   // A work figure the origin itself could not have done in its recorded time (a metric entry that folded
   // launches of different sizes, an estimate that overcounts) proves itself wrong and sets no floor.
-  const bool consistent = work_floor_us(w.flops, w.bytes, w.precision, origin) <= 1.1 * k.duration_us;
+  const bool consistent = work_floor_us(w.floor_flops(), w.bytes, w.precision, origin) <= 1.1 * k.duration_us;
   if (w.source != WorkSource::unknown && k.kind == GpuWorkKind::kernel && consistent) {
     // Measured DRAM bytes were counted under kernel replay with a cold L2, so they overcount like estimates.
-    const double floor = work_floor_us(w.flops, w.bytes, w.precision, dest);
+    const double floor = work_floor_us(w.floor_flops(), w.bytes, w.precision, dest);
     if (kp.duration_us < floor) {
       kp.duration_us = floor;
       kp.floored = true;
