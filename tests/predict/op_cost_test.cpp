@@ -47,6 +47,21 @@ TEST_CASE("convolution FLOPs follow the output size and stride and groups", "[co
   CHECK(tr->bytes == Approx(4.0 * (2 * 64 * 64 + 64 * 32 * 16 + 2 * 32 * 16 * 16)));
 }
 
+TEST_CASE("a convolution's floor counts the fewest FLOPs a fast algorithm needs: Winograd, FFT, unit stride only", "[cost]") {
+  CHECK(ops::fast_conv_flops_share(9, true) == Approx(0.25));       // Winograd F(4x4, 3x3)
+  CHECK(ops::fast_conv_flops_share(49, true) == Approx(4.0 / 49));  // FFT: 4 multiplies per output and channel pair
+  CHECK(ops::fast_conv_flops_share(1, true) == 1);                   // 1x1: nothing is faster than the GEMM
+  CHECK(ops::fast_conv_flops_share(9, false) == 1);                  // strided: direct only
+  // From the ATen arguments: the ResNet stem (7x7, stride 2) keeps every FLOP, a 3x3 stride-1 layer a quarter.
+  const auto stem = estimate_op_cost(op("aten::convolution", {t({1, 3, 224, 224}), t({64, 3, 7, 7}), t({}), v("[2, 2]"), v("[3, 3]"),
+                                                              v("[1, 1]"), v("False"), v("[0, 0]"), v("1")}));
+  const auto body = estimate_op_cost(op("aten::convolution", {t({1, 64, 56, 56}), t({64, 64, 3, 3}), t({}), v("[1, 1]"), v("[1, 1]"),
+                                                              v("[1, 1]"), v("False"), v("[0, 0]"), v("1")}));
+  REQUIRE((stem && body));
+  CHECK(stem->floor_flops_share == 1);
+  CHECK(body->floor_flops_share == Approx(0.25));
+}
+
 TEST_CASE("attention: 4 B H L S D FLOPs and halved when causal and x2.5 backward", "[cost]") {
   const TensorArg q = t({2, 4, 128, 64}, "c10::BFloat16");
   const auto f = estimate_op_cost(op("aten::_scaled_dot_product_flash_attention", {q, q, q, v("0."), v("False")}));
