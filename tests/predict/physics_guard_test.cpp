@@ -131,7 +131,7 @@ TEST_CASE("predict-ops on a grid of shapes, FP32 and BF16, direct and from an H1
     const auto q = rows.rows[i].query();
     const Device& g = mlp::row_device(rows, rows.rows[i], cat);
     const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-    const double bound = roofline_bound(mlp::bound_flops(q, g, w.flops), w.bytes, fastest_datapath(mlp::op_precision(q), g), g).bound_us() / 1e3;
+    const double bound = mlp::op_bound_ms(q, g, w.flops, w.bytes);
     // Absurd: more than 100x the op's time at a tenth of the sustained roofline plus a millisecond.
     const double absurd = 1 + 1000 * roofline_sustained(w.flops, w.bytes, Precision::fp32, g).bound_us() / 1e3;
     // The ratio rows scale a made-up 0.1 ms from the H100, so only the direct ones are held to "absurd".

@@ -176,9 +176,12 @@ TEST_CASE("TF32 what-if on the H100: FP32 steps with TF32 off or at the defaults
   REQUIRE(s.rows.size() == 14);
   CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.08);
   CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error));
+  // 11 of 14 within 10%: DCGAN and VGG-16 from strict, and the LSTM from the defaults (+11%). The LSTM pair
+  // differs most in kernels the what-if leaves alone: cuDNN's LSTM_elementWise_bp1 took 605 us in the FP32 step
+  // and 387 us in the TF32 one (12 of 14 passed while that kernel was wrongly taken for math and moved to TF32).
   int within = 0;
   for (const auto& r : s.rows) within += std::abs(r.gpu_error()) < 0.10;
-  CHECK(within >= 12);
+  CHECK(within >= 11);
 }
 
 // The datapath PyTorch picks per GPU (predict/datapath.hpp). A step recorded with TF32 off on the H100 records

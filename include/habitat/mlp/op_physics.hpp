@@ -165,6 +165,12 @@ struct ImplicitGemm {
   return winograd_applies(q, g) ? flops * ops::winograd_3x3_flops_share : flops;
 }
 
+// The op's lower bound on g (ms): those fewest FLOPs and `bytes` of DRAM traffic at the fastest datapath its
+// precision allows. The one bound of the physics model, predict-ops and their guard test.
+[[nodiscard]] inline double op_bound_ms(const OpQuery& q, const Device& g, double flops, double bytes) {
+  return roofline_bound(bound_flops(q, g, flops), bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+}
+
 // The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit
 // GEMM, or for a 3x3 stride-1 convolution Winograd F(4x4, 3x3) where g has it and it is faster: 36 GEMMs of
 // (4x4 output tiles) x input channels x output channels, plus the transforms' traffic, each tensor once
@@ -248,7 +254,7 @@ inline constexpr ConvModel conv_model{};
                                               const ConvCoefs& conv = conv_model.coefs) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   const double bytes = dram_bytes(q, w.bytes, g, l2_per_clk_sm);
-  const double bound = roofline_bound(bound_flops(q, g, w.flops), bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+  const double bound = op_bound_ms(q, g, w.flops, bytes);
   const double work = conv_like(q.op) ? sustained_compute_ms(q, g) / conv_efficiency(q, g, conv)
                                       : roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share;
   return std::max(bound, op_physics_shares.kernel_floor_ms + work);

@@ -109,7 +109,7 @@ template <MlpBackend B>
     const Device& g = *devices[i];
     const auto q = r.query();
     const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-    const double bound = roofline_bound(bound_flops(q, g, w.flops), w.bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+    const double bound = op_bound_ms(q, g, w.flops, w.bytes);
     if (*p.ms < bound) p = {bound, p.method + ", raised to the roofline bound"};
   }
   return out;

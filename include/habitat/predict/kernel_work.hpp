@@ -47,9 +47,22 @@ namespace detail {
   return std::any_of(parts.begin(), parts.end(), [&](std::string_view p) { return s.find(p) != std::string_view::npos; });
 }
 
+// A kernel's function name without its return type, template arguments and parameters:
+// "void ns::(anonymous namespace)::f<T>(int)" -> "ns::(anonymous namespace)::f".
+[[nodiscard]] inline std::string_view function_name(std::string_view name) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  constexpr std::string_view anonymous = "(anonymous namespace)";
+  std::size_t end = 0;
+  while ((end = name.find_first_of("<(", end)) != std::string_view::npos && name.substr(end).starts_with(anonymous)) end += anonymous.size();
+  return name.substr(0, end);
+}
+
 // Kernels that run on tensor cores (or are the FMA core of a GEMM/convolution), by the names the vendor
-// libraries and PyTorch give them.
+// libraries and PyTorch give them. The libraries' own pointwise and reduction helpers carry the same names
+// (cuDNN's LSTM_elementWise_bp1 and reduce_wgrad_nchw_helper, cuBLASLt's splitKreduce_kernel, ATen's layer-norm
+// GammaBetaBackward, whose "mma" is in "Gamma") but move data: not math.
 [[nodiscard]] inline bool is_math_kernel(std::string_view name) {
+  if (contains_any(function_name(name), {"elementWise", "elemWise", "GammaBeta", "reduce", "Reduce"})) return false;
   return contains_any(name, {"gemm", "xmma", "wgmma", "nvjet", "cutlass", "Kernel2", "mma", "fmha", "flash", "sdpa",
                              "attention", "conv", "winograd", "wgrad", "dgrad", "fprop", "implicit", "cudnn::rnn",
                              "LSTM", "lstm", "gemv", "dot_kernel", "sm80_", "sm90_", "sm100_", "cublas"});
