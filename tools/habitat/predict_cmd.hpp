@@ -341,6 +341,7 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
         sim::PpOptions o = *parallel.pp;
         if (!interconnect.empty()) o.intra_gbps = intra_link(*dests[i], interconnect);
         o.step_cost = sim::destination_step_cost(hm);
+        o.batch = b;
         note(sim::compose_pp(ps[i], tt, program, *dests[i], sim::ddp_host_scale(hosts, hm.runs_on), o, b));
       } else if (ddp.world_size > 1) {
         sim::DdpOptions o = ddp;

@@ -151,6 +151,10 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
     origin["profiled_step_ms"] = o.simulated->profiled_step_us / 1e3;
     origin["profiler_cost_ms"] = o.simulated->profiler_cost_us / 1e3;
     if (!o.simulated->step_kind.empty()) origin["step_kind"] = o.simulated->step_kind;
+    if (o.simulated->queue_waits > 0) {
+      origin["launch_queue_wait_ms"] = o.simulated->queue_wait_us / 1e3;
+      origin["launch_queue_waits"] = o.simulated->queue_waits;
+    }
     if (o.simulated->counted_host_us > 0) {
       origin["counted_host_ms"] = o.simulated->counted_host_us / 1e3;
       origin["count_scale"] = o.simulated->count_scale;
@@ -223,6 +227,9 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
        << s.timeline.verdict() << " (host " << s.host << ")\n"
        << "  un-profiled, simulated" << (s.step_kind.empty() ? "" : ", a " + s.step_kind + " step") << "; the profiled step took " << fmt("%.3f", s.profiled_step_us / 1e3) << " ms, of which the profiler's host cost "
        << fmt("%.3f", s.profiler_cost_us / 1e3) << " ms";
+    if (s.queue_waits > 0)
+      os << "\n  " << s.queue_waits << " launch calls waited " << fmt("%.3f", s.queue_wait_us / 1e3)
+         << " ms for a full launch queue: GPU time, not host work (the simulator queues the launches itself)";
     if (s.count_scale != 1)
       os << "\n  its records imply " << fmt("%.3f", s.counted_host_us / 1e3) << " ms of host time un-profiled, so the "
          << "simulated host time was scaled by " << fmt("%.2f", s.count_scale) << " to within its host profile's band of that (one profiled sample of a short step is mostly the "

@@ -49,6 +49,8 @@ struct OriginTimeline {
   double counted_host_us = 0;    // the host time its record counts imply, where counted (a forward-only step)
   double count_scale = 1;        // what the counts made of the simulator's estimate (1: it stood)
   std::string step_kind;         // "training", "forward-only" or "" (no operations to tell)
+  double queue_wait_us = 0;      // recorded launch calls held by a full launch queue (StepProgram::queue_wait_us)
+  int queue_waits = 0;
 };
 
 [[nodiscard]] inline OriginTimeline origin_timeline(const Trace& t, const HostModel& own_host, const SimOptions& opt = {}) {
@@ -57,7 +59,7 @@ struct OriginTimeline {
   d.reserve(t.kernels.size());
   for (const auto& k : t.kernels) d.push_back(k.duration_us);
   OriginTimeline o{simulate(t, program, d, opt), t.iteration_us(), std::max(0.0, program.recorded_host_us - program.host_us), own_host.runs_on,
-                   program.counted_host_us, program.count_scale, std::string(step_kind(t))};
+                   program.counted_host_us, program.count_scale, std::string(step_kind(t)), program.queue_wait_us, program.queue_waits};
   return o;
 }
 

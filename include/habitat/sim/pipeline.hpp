@@ -26,6 +26,7 @@
 #include "habitat/sim/ddp.hpp"
 #include "habitat/sim/host_model.hpp"
 #include "habitat/sim/program_edit.hpp"
+#include "habitat/whatif/batch.hpp"
 
 namespace habitat::sim {
 
@@ -49,6 +50,8 @@ struct PpOptions : PlanGpus {  // world_size: the stages, one GPU each
   // per micro-batch from what it records. Without it, the trace's own stretches (which a GPU-bound step's
   // recording stretches with the GPU: README, "Pipeline parallel").
   std::optional<StepCost> step_cost;
+  // The trace's batch (--batch): a micro-batch's kernels are the batch what-if's at batch / M where M divides it.
+  std::optional<int> batch;
   [[nodiscard]] int micro() const { return microbatches > 0 ? microbatches : 2 * world_size; }
 };
 
@@ -87,10 +90,34 @@ namespace detail {
 
 }  // namespace detail
 
+// Each kernel's time for one micro-batch over its time for the whole batch: the batch what-if's (whatif/batch.hpp)
+// at batch / M, where the trace's batch is known and M divides it. Operations none of whose operands carries the
+// batch keep their whole time in every micro-batch: autocast's casts of the weights before each forward and of
+// their gradients after each backward (about a third of the extra time 8 micro-batches took on 2 H100s,
+// fixtures/parallel/h100x2_gpu_bound). Empty: unknown (pp_plan divides by M).
+[[nodiscard]] inline std::vector<double> micro_batch_ratios(const Trace& t, const Device& g, const PpOptions& opt) {
+  const int M = opt.micro();
+  if (!opt.batch || *opt.batch < M || *opt.batch % M != 0) return {};
+  const auto x = whatif::scale_batch(t, g, *opt.batch, *opt.batch / M);  // g: for its notes only
+  std::vector<double> r(t.kernels.size(), 1.0);
+  for (std::size_t k = 0; k < r.size(); ++k)
+    if (t.kernels[k].duration_us > 0) r[k] = x.trace.kernels[k].duration_us / t.kernels[k].duration_us;
+  return r;
+}
+
+// Gradient accumulation over micro-batches: from the second micro-batch on, each backward adds its gradients
+// into those of the micro-batches before (AccumulateGrad's in-place add: the stored gradient and the new one
+// read, the sum written, in the parameters' type), which the one-GPU step never does.
+[[nodiscard]] inline double accumulation_us(double parameter_bytes, const Device& d) {
+  return roofline_sustained(0, 3 * parameter_bytes, Precision::fp32, d).memory_us;
+}
+
 // Cuts the step into stages and sums each stage's host work and (shrunk) kernel time per micro-batch.
-// `kernel_us`: one duration per kernel of `t` on the destination. Throws habitat::error where the model
-// has fewer repeated blocks than stages.
-[[nodiscard]] inline PpPlan pp_plan(const Trace& t, const StepProgram& p, const std::vector<double>& kernel_us, const PpOptions& opt) {
+// `kernel_us`: one duration per kernel of `t` on the destination; `micro_ratio`: micro_batch_ratios (empty:
+// every kernel's time over M, no shorter than a small kernel's). Throws habitat::error where the model has
+// fewer repeated blocks than stages.
+[[nodiscard]] inline PpPlan pp_plan(const Trace& t, const StepProgram& p, const std::vector<double>& kernel_us, const PpOptions& opt,
+                                    const std::vector<double>& micro_ratio = {}) {
   const comm::FsdpPlan blocks = comm::fsdp_plan(t);  // throws without repeated blocks
   const int S = opt.world_size, B = static_cast<int>(blocks.units.size()), M = opt.micro();
   if (S < 2) throw make_error(t.source, "--parallel", "pipeline parallel needs --world-size of 2 or more GPUs (one stage each)");
@@ -153,7 +180,9 @@ namespace detail {
       for (auto& st : plan.stage) st.optimizer_host_us += host * share(st), st.optimizer_gpu_us += whole * share(st);
     }
   };
-  auto shrunk = [&](int k) { return std::max(std::min(kernel_us[k], ddp_small_kernel_us), kernel_us[k] / M); };
+  auto shrunk = [&](int k) {
+    return micro_ratio.empty() ? std::max(std::min(kernel_us[k], ddp_small_kernel_us), kernel_us[k] / M) : kernel_us[k] * micro_ratio[k];
+  };
   for (const auto& item : p.items) {
     double gpu = 0, whole = 0;
     for (const int k : item.kernels) gpu += shrunk(k), whole += kernel_us[k];
@@ -277,7 +306,9 @@ struct PpPrediction {
   PpPrediction out;
   out.topology = plan_topology(dest, opt);
   out.single = simulate(t, program, kernel_us, sim);
-  out.plan = pp_plan(t, program, kernel_us, opt);
+  out.plan = pp_plan(t, program, kernel_us, opt, micro_batch_ratios(t, dest, opt));
+  const int M = out.plan.microbatches;
+  for (auto& st : out.plan.stage) st.backward_gpu_us += (M - 1.0) / M * accumulation_us(st.parameter_bytes, dest);
   const double action = (opt.per_action_us ? *opt.per_action_us : torch_pp_costs.per_action_us) * host_scale;
   out.times = pp_step(out.plan, out.topology, opt.schedule, action);
   out.step = out.single;

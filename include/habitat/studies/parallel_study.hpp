@@ -112,6 +112,7 @@ struct ParallelFixture {
     std::vector<double> us;
     double host_scale = 1;
     std::optional<sim::StepCost> step_cost;  // the measuring machine's count of records (pipeline stages' host time)
+    std::optional<int> batch;                // the one-GPU step's batch (the manifest's batch_per_gpu)
   };
   std::map<std::string, Case> cases;
 
@@ -138,8 +139,9 @@ struct ParallelFixture {
       for (const auto& k : pred.kernels) us.push_back(k.duration_us);
       const auto host = sim::host_model(hosts, origin, to);
       auto program = sim::build_program(t, host);
+      const auto* batch = w.as_object().if_contains("batch_per_gpu");
       cases.emplace(std::string(name), Case{std::move(t), to, std::move(program), std::move(us), sim::ddp_host_scale(hosts, host.runs_on),
-                                            sim::destination_step_cost(host)});
+                                            sim::destination_step_cost(host), batch ? std::optional(batch->to_number<int>()) : std::nullopt});
     }
     if (!calibrate_host) return;
     std::vector<double> ratios;
@@ -153,6 +155,11 @@ struct ParallelFixture {
       c.host_scale *= host_ratio;
       c.step_cost = sim::destination_step_cost(host);
     }
+  }
+  // fixtures/parallel/h100x2_gpu_bound: a GPU-bound step (gpt4096_bf16_b16), its trace and answers of 2 H100s (manifest.json, run2/).
+  [[nodiscard]] static ParallelFixture h100x2_gpu_bound(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts) {
+    const std::string d = parallel_dir + "/h100x2_gpu_bound";
+    return {d, {d + "/manifest.json", d + "/run2/manifest.json"}, "", false, cat, hosts};
   }
   // fixtures/parallel/h200x2: traces and answers of 2 H200s (manifest.json, run2/, run3/).
   [[nodiscard]] static ParallelFixture h200x2(const std::string& dir, const Catalog& cat, const sim::HostRegistry& hosts) {
@@ -361,6 +368,7 @@ struct PpStudy {
     sim::PpOptions o = base;
     o.per_action_us = per_action_us;
     o.step_cost = c.step_cost;
+    o.batch = c.batch;  // as the CLI's --batch
     return sim::predict_pp(c.trace, c.program, c.us, c.dest, c.host_scale, o);
   };
   for (const auto& it : fx.run1.at("items").as_array()) {

@@ -46,19 +46,37 @@ namespace detail {
 
 }  // namespace detail
 
+// ATen's matrix products, by name (their operands are matrices of activations and weights).
+[[nodiscard]] inline bool is_matrix_product(std::string_view name) {
+  return name == "aten::addmm" || name == "aten::mm" || name == "aten::bmm" || name == "aten::baddbmm" || name == "aten::matmul" ||
+         name == "aten::linear";
+}
+
 [[nodiscard]] inline Transformed scale_batch(const Trace& t, const Device& origin, std::int64_t from, std::int64_t to) {
   Transformed out = Transformed::unchanged(t);
   if (from == to) return out;
   const auto params = parameter_shapes(t);
   // Per operation: elements of its tensor operands before and after, and whether any carries the batch.
   std::vector<double> before(t.ops.size(), 0), after(t.ops.size(), 0);
-  for (std::size_t i = 0; i < t.ops.size(); ++i)
+  for (std::size_t i = 0; i < t.ops.size(); ++i) {
     for (auto& a : out.trace.ops[i].inputs) {
       const double n0 = numel(a.shape);
       a.shape = rescaled(a.shape, from, to, params);
       before[i] += n0;
       after[i] += numel(a.shape);
     }
+    // A matrix product whose operands all have parameters' shapes multiplies an activation that only looks like
+    // a weight (batch x sequence tokens = 4 x hidden in a GPT: [16384, 4096] is fc1's weight and the input of
+    // fc2): its first matrix operand carries the batch.
+    if (after[i] == before[i] && is_matrix_product(t.ops[i].name))
+      for (auto& a : out.trace.ops[i].inputs)
+        if (a.shape.size() >= 2) {
+          const double n0 = numel(a.shape);
+          a.shape = rescaled(a.shape, from, to, {});
+          after[i] += numel(a.shape) - n0;
+          break;
+        }
+  }
   // A kernel's operation is the innermost one with tensor operands (views and wrappers record none).
   auto shaped = [&](int op) {
     while (op >= 0 && before[static_cast<std::size_t>(op)] <= 0) op = t.ops[static_cast<std::size_t>(op)].parent;
