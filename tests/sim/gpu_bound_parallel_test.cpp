@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <map>
+#include <string>
 
 #include "builtin_data.hpp"
 #include "habitat/studies/parallel_study.hpp"
@@ -12,10 +14,12 @@ using namespace habitat;
 
 namespace {
 
-const report::ParallelFixture& fixture() {
-  static const report::ParallelFixture f =
-      report::ParallelFixture::h100x2_gpu_bound(std::string(HABITAT_FIXTURES) + "/parallel", test::catalog(), test::hosts());
-  return f;
+// Each machine's step predicted from its own one-GPU trace.
+const report::ParallelFixture& fixture(const std::string& machine) {
+  static std::map<std::string, report::ParallelFixture> f;
+  if (!f.count(machine))
+    f.emplace(machine, report::ParallelFixture::h100x2_gpu_bound(std::string(HABITAT_FIXTURES) + "/parallel", test::catalog(), test::hosts(), machine));
+  return f.at(machine);
 }
 
 // `split`: the plan splits one batch over the 2 GPUs (pipeline, tensor parallel); DDP and FSDP keep the batch per GPU,
@@ -29,12 +33,13 @@ void row(const char* plan, double predicted, double measured, double single, boo
 }  // namespace
 
 TEST_CASE("GPU-bound parallel steps on 2 H100s from the one-GPU trace: pipeline, tensor, data parallel and FSDP", "[comm][pp][tp][accuracy]") {
-  const auto& fx = fixture();
+  const std::string machine = GENERATE(as<std::string>{}, "", "machine2");
+  const auto& fx = fixture(machine);
   const auto& c = fx.cases.at("gpt4096_bf16_b16");
   REQUIRE(c.batch == 16);
   const double single = std::get<0>(fx.measured("gpt4096_bf16_b16", "n1"));
   const double predicted_single = sim::simulate(c.trace, c.program, c.us).period_us / 1e3;
-  std::printf("gpt4096_bf16_b16 on 2 H100s (ms): measured | habitat | error | one GPU | one GPU / 2\n");
+  std::printf("gpt4096_bf16_b16 on 2 H100s%s (ms): measured | habitat | error | one GPU | one GPU / 2\n", machine.empty() ? "" : ", second machine");
   row("one GPU", predicted_single, single, single, false);
   CHECK(predicted_single == Approx(single).epsilon(0.03));
   // The recorded host waited for a full launch queue; none of that wait is host work.

@@ -156,9 +156,11 @@ struct ParallelFixture {
       c.step_cost = sim::destination_step_cost(host);
     }
   }
-  // fixtures/parallel/h100x2_gpu_bound: a GPU-bound step (gpt4096_bf16_b16), its trace and answers of 2 H100s (manifest.json, run2/).
-  [[nodiscard]] static ParallelFixture h100x2_gpu_bound(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts) {
-    const std::string d = parallel_dir + "/h100x2_gpu_bound";
+  // fixtures/parallel/h100x2_gpu_bound: a GPU-bound step (gpt4096_bf16_b16), its trace and answers of 2 H100s (manifest.json,
+  // run2/); `machine`: "" for the first machine, "machine2" for the second.
+  [[nodiscard]] static ParallelFixture h100x2_gpu_bound(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts,
+                                                        const std::string& machine = "") {
+    const std::string d = parallel_dir + "/h100x2_gpu_bound" + (machine.empty() ? "" : "/" + machine);
     return {d, {d + "/manifest.json", d + "/run2/manifest.json"}, "", false, cat, hosts};
   }
   // fixtures/parallel/h200x2: traces and answers of 2 H200s (manifest.json, run2/, run3/).
