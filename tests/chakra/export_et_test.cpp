@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "builtin_data.hpp"
@@ -416,6 +417,90 @@ TEST_CASE("export-et of FSDP and tensor parallel: all-gathers, reduce-scatters a
   CHECK(tp.graph.buckets == 32);  // per block 2 all-reduces forward, 2 backward
   CHECK(tp.graph.allreduce_bytes == Approx(32 * 8.0 * 512 * 512 * 2));  // batch 8 x seq 512 x d 512, bf16
   CHECK(find_attr(read_et(tp.files[1]).metadata.attr(), "parallel")->string_val().starts_with("Tensor parallel"));
+}
+
+namespace {
+
+// Every rank's file of a pipeline step replayed together as ASTRA-sim's workload layer would with an ideal
+// network of habitat's send times: a node ends duration_micros after its data_deps (nodes of one rank are
+// chained where they share a resource), a receive when its deps and the matching send (same source,
+// destination, tag and size) have ended. Returns the makespan; every node must run.
+double replay_ranks_us(const std::vector<EtFile>& files) {
+  using Key = std::tuple<std::int32_t, std::int32_t, std::int32_t, std::int64_t>;
+  auto key = [](const ChakraProtoMsg::Node& n) {
+    return Key{find_attr(n.attr(), "comm_src")->int32_val(), find_attr(n.attr(), "comm_dst")->int32_val(),
+               find_attr(n.attr(), "comm_tag")->int32_val(), find_attr(n.attr(), "comm_size")->int64_val()};
+  };
+  std::map<Key, double> sent;
+  std::vector<std::map<std::uint64_t, double>> end(files.size());
+  std::vector<std::size_t> next(files.size(), 0);
+  double makespan = 0;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (std::size_t f = 0; f < files.size(); ++f)
+      while (next[f] < files[f].nodes.size()) {
+        const auto& n = files[f].nodes[next[f]];
+        double start = 0;
+        for (const auto d : n.data_deps()) start = std::max(start, end[f].at(d));  // earlier in the file
+        double finish = start + static_cast<double>(n.duration_micros());
+        if (n.type() == ChakraProtoMsg::COMM_RECV_NODE) {
+          const auto it = sent.find(key(n));
+          if (it == sent.end()) break;  // its send has not run yet
+          finish = std::max(start, it->second);
+        }
+        if (n.type() == ChakraProtoMsg::COMM_SEND_NODE) REQUIRE(sent.emplace(key(n), finish).second);
+        end[f][n.id()] = finish;
+        makespan = std::max(makespan, finish);
+        ++next[f];
+        progress = true;
+      }
+  }
+  for (std::size_t f = 0; f < files.size(); ++f) REQUIRE(next[f] == files[f].nodes.size());  // no receive without its send
+  return makespan;
+}
+
+}  // namespace
+
+TEST_CASE("export-et of pipeline parallel: a graph per stage whose sends and receives pair up and replay habitat's step", "[chakra][pp]") {
+  cli::ExportEtArgs a;
+  a.trace_path = std::string(HABITAT_FIXTURES) + "/parallel/h200x2/gpt512_bf16_b8.n1.json.gz";
+  a.to = "H200";
+  a.batch = 8;
+  std::ostringstream err;
+  for (const char* spec : {"pp=2,microbatches=4", "pp=4,schedule=gpipe"}) {
+    INFO(spec);
+    a.parallel = spec;
+    double makespan[2] = {0, 0};
+    cli::ExportEtResult r;
+    for (const int steps : {3, 4}) {
+      a.steps = steps;
+      a.out_dir = tmp_dir(std::string("et_gpt512_pp_") + std::to_string(steps));
+      r = cli::export_et(a, quiet(), test::catalog(), err);
+      const int S = std::string(spec).starts_with("pp=2") ? 2 : 4, M = S == 2 ? 4 : 8;  // default micro-batches: twice the stages
+      REQUIRE(r.files.size() == static_cast<std::size_t>(S));
+      REQUIRE(r.stages.size() == static_cast<std::size_t>(S));
+      std::vector<EtFile> files;
+      for (int s = 0; s < S; ++s) {
+        files.push_back(read_et(r.files[s]));
+        const auto& st = r.stages[s];
+        // Forward: every stage but the last sends each micro-batch's activation on; backward: every stage but
+        // the first sends its gradient back. Receives mirror them.
+        CHECK(st.sends == steps * M * ((s < S - 1) + (s > 0)));
+        CHECK(st.recvs == st.sends);
+        CHECK(find_attr(files.back().metadata.attr(), "rank")->int64_val() == s);
+        CHECK(find_attr(files.back().metadata.attr(), "parallel")->string_val().starts_with("Pipeline parallel"));
+        CHECK(find_attr(files.back().metadata.attr(), "microbatches")->int64_val() == M);
+        int compute = 0;
+        for (const auto& n : files.back().nodes) compute += n.type() == ChakraProtoMsg::COMP_NODE && !find_attr(n.attr(), "is_cpu_op")->bool_val();
+        CHECK(compute == steps * (2 * M + 1));  // each micro-batch forward and backward, and the optimizer
+      }
+      makespan[steps - 3] = replay_ranks_us(files);
+    }
+    // A fourth step in the files adds habitat's back-to-back period (pp_step: the fourth step less the third;
+    // whole microseconds, rounded per chain).
+    CHECK(makespan[1] - makespan[0] == Approx(r.prediction.iteration_us).margin(8));
+    CHECK(r.prediction.iteration_us > 0);
+  }
 }
 
 TEST_CASE("export-et: bad input is an error naming the file and the problem", "[chakra]") {

@@ -145,11 +145,17 @@ TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 auto
     const auto s = report::whatif_study(std::string(HABITAT_FIXTURES) + "/whatif/" + gpu, false, test::catalog(), test::hosts());
     print(gpu, s);
     REQUIRE(s.rows.size() == 9);
-    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.13);
+    // Measured 4.5% (H100) and 5.4% (H200), every pair within 10% but the LSTM on the H200 (+10.2%; +20-26% while
+    // cuDNN's TF32 recurrent GEMMs kept the 5 us fixed part of a change of GPU).
+    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.07);
     CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error));
     int within = 0;
-    for (const auto& r : s.rows) within += std::abs(r.gpu_error()) < 0.10;
-    CHECK(within >= 4);
+    for (const auto& r : s.rows) {
+      INFO(r.from << " -> " << r.to << ": " << r.gpu_error());
+      CHECK(std::abs(r.gpu_error()) < 0.12);
+      within += std::abs(r.gpu_error()) < 0.10;
+    }
+    CHECK(within >= 8);
   }
 }
 

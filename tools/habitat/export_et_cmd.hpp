@@ -14,6 +14,7 @@
 #include "predict_cmd.hpp"
 #if HABITAT_WITH_CHAKRA
 #include "habitat/chakra/et_file.hpp"
+#include "habitat/chakra/pipeline_graph.hpp"
 #include "habitat/chakra/step_graph.hpp"
 #endif
 
@@ -52,7 +53,7 @@ inline CLI::App* add_export_et_command(CLI::App& app, ExportEtArgs& a, const CLI
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--gpus-per-node", a.ddp.gpus_per_node, "GPUs per node (default: the destination's typical node)")->check(CLI::Range(1, 1024));
   cmd->add_option("--bucket-mb", a.bucket_mb, "DDP's bucket_cap_mb (default 25)")->check(CLI::Range(0.001, 1e6));
-  cmd->add_option("--parallel", a.parallel, "how the ranks share the step, as for predict: ddp (default), tp, or fsdp[,grad_op][,bf16][,units=...]");
+  cmd->add_option("--parallel", a.parallel, "how the ranks share the step, as for predict: ddp (default), tp, pp[=S][,microbatches=M][,schedule=1f1b|gpipe] (a graph per stage, with sends and receives) or fsdp[,grad_op][,bf16][,units=...]");
   cmd->add_option("--interconnect", a.interconnect, "link between GPUs of a node: nvlink, pcie, or GB/s per direction (default: the catalog's)");
   cmd->add_option("--network-gbps", a.ddp.network_gbps, "network between nodes, GB/s per GPU and direction (default: the catalog's)")
       ->check(CLI::Range(1e-3, 1e5));
@@ -67,7 +68,8 @@ inline CLI::App* add_export_et_command(CLI::App& app, ExportEtArgs& a, const CLI
 #if HABITAT_WITH_CHAKRA
 
 struct ExportEtResult {
-  chakra::StepGraph graph;
+  chakra::StepGraph graph;               // every rank's (data parallel, FSDP, TP); pipeline parallel: the first stage's
+  std::vector<chakra::StepGraph> stages;  // pipeline parallel: one graph per stage (rank)
   std::vector<std::string> files;
   std::size_t bytes_per_file = 0;
   PredictedTrace prediction;  // composed as `predict` composes it (the DDP step where --world-size > 1)
@@ -101,7 +103,7 @@ inline ExportEtResult export_et(const ExportEtArgs& a, const Common& c, const Ca
   ddp.caps.cap_bytes = a.bucket_mb * 1024 * 1024;
   if (!a.interconnect.empty()) ddp.intra_gbps = intra_link(dest, a.interconnect);
 
-  ExportEtResult r{{}, {}, 0, predict_all(t, kernel_work(t), origin, {&dest}, c).front(), t.warnings};
+  ExportEtResult r{{}, {}, {}, 0, predict_all(t, kernel_work(t), origin, {&dest}, c).front(), t.warnings};
   auto note = [&](const std::vector<std::string>& more) {
     for (const auto& m : more)
       if (std::find(r.notes.begin(), r.notes.end(), m) == r.notes.end()) r.notes.push_back(m);
@@ -117,11 +119,18 @@ inline ExportEtResult export_et(const ExportEtArgs& a, const Common& c, const Ca
   kernel_us.reserve(r.prediction.kernels.size());
   for (const auto& k : r.prediction.kernels) kernel_us.push_back(k.duration_us);
   const ParallelChoice parallel = parse_parallel(a.parallel, ddp);
-  if (parallel.pp)
-    throw make_error(a.parallel, "--parallel", "export-et writes DDP, FSDP and tensor-parallel ranks; pipeline stages are predicted by `habitat predict` only");
   const chakra::GraphOptions graph_options{!a.gpu_only, a.steps};
   // habitat's own step, as `predict` prints it: for comparison with what ASTRA-sim makes of the files.
-  if (parallel.fsdp) {
+  if (parallel.pp) {
+    sim::PpOptions o = *parallel.pp;
+    o.intra_gbps = ddp.intra_gbps;
+    o.step_cost = sim::destination_step_cost(hm);
+    o.batch = a.batch;
+    const sim::PpPrediction f = sim::predict_pp(t, program, kernel_us, dest, host_scale, o);
+    r.stages = chakra::pp_graphs(f.plan, f.topology, o.schedule, sim::pp_action_us(o, host_scale), graph_options, t.source);
+    r.graph = r.stages.front();
+    note(sim::compose_pp(r.prediction, t, program, dest, host_scale, o, a.batch));
+  } else if (parallel.fsdp) {
     sim::FsdpOptions o = *parallel.fsdp;
     o.intra_gbps = ddp.intra_gbps;
     r.graph = chakra::step_graph(t, program, kernel_us, dest, host_scale, o, graph_options);
@@ -184,12 +193,14 @@ inline ExportEtResult export_et(const ExportEtArgs& a, const Common& c, const Ca
   }
   if (a.batch) meta.push_back({"batch_per_rank", static_cast<std::int64_t>(*a.batch)});
   if (!r.notes.empty()) meta.push_back({"assumptions", r.notes});
-  const std::string nodes = chakra::framed_nodes(g);
+  if (!r.stages.empty()) meta.push_back({"microbatches", static_cast<std::int64_t>(parallel.pp->micro())});
+  const std::string same_nodes = r.stages.empty() ? chakra::framed_nodes(g) : std::string();
   const auto rank_attr = std::find_if(meta.begin(), meta.end(), [](const chakra::Attr& x) { return x.name == "rank"; });
   for (int rank = 0; rank < g.topology.ranks; ++rank) {
     rank_attr->value = static_cast<std::int64_t>(rank);
     const std::string path = (std::filesystem::path(a.out_dir) / (prefix + "." + std::to_string(rank) + ".et")).string();
-    r.bytes_per_file = std::max(r.bytes_per_file, chakra::write_et_file(path, meta, nodes));
+    const std::string own = r.stages.empty() ? std::string() : chakra::framed_nodes(r.stages.at(static_cast<std::size_t>(rank)));
+    r.bytes_per_file = std::max(r.bytes_per_file, chakra::write_et_file(path, meta, r.stages.empty() ? same_nodes : own));
     r.files.push_back(path);
   }
   return r;
@@ -202,6 +213,16 @@ inline int run_export_et(const ExportEtArgs& a, const Common& c, const Catalog& 
   const std::string prefix = (std::filesystem::path(a.out_dir) / et_prefix(a)).string();
   out << "habitat: wrote " << r.files.size() << " Chakra ET file" << (r.files.size() == 1 ? "" : "s") << " (one per rank): " << prefix << "."
       << (r.files.size() == 1 ? "0" : "{0.." + std::to_string(r.files.size() - 1) + "}") << ".et, " << r.bytes_per_file << " bytes each\n";
+  if (!r.stages.empty()) {  // pipeline parallel: each stage its own graph
+    for (std::size_t s = 0; s < r.stages.size(); ++s) {
+      const auto& x = r.stages[s];
+      out << "  stage " << s << (x.steps > 1 ? " (" + std::to_string(x.steps) + " steps)" : std::string()) << ": " << x.nodes.size() << " nodes: "
+          << x.gpu_nodes << " compute (" << report::fmt("%.2f", x.gpu_us / 1e3) << " ms on " << r.prediction.device << ")";
+      if (x.host_nodes) out << ", " << x.host_nodes << " host (" << report::fmt("%.2f", x.host_us / 1e3) << " ms)";
+      out << ", " << x.sends << " sends and " << x.recvs << " receives of " << report::fmt("%.2f", x.send_bytes / std::max(1, x.sends) / 1048576.0)
+          << " MiB\n";
+    }
+  } else {
   out << "  per rank" << (g.steps > 1 ? " (" + std::to_string(g.steps) + " steps)" : std::string()) << ": " << g.nodes.size() << " nodes: " << g.gpu_nodes
       << " GPU kernels (" << report::fmt("%.2f", g.gpu_us / 1e3) << " ms on " << r.prediction.device << ")";
   if (g.host_nodes) out << ", " << g.host_nodes << " host (" << report::fmt("%.2f", g.host_us / 1e3) << " ms on " << r.prediction.host << ")";
@@ -216,8 +237,10 @@ inline int run_export_et(const ExportEtArgs& a, const Common& c, const Catalog& 
     for (std::size_t i = 0; i < kinds.size(); ++i) out << (i ? ", " : "") << kinds[i];
     out << ")";
   }
+  out << "\n";
+  }
   const double first = r.prediction.timeline ? r.prediction.timeline->first_step_us : r.prediction.iteration_us;
-  out << "\n  habitat's step";
+  out << "  habitat's step";
   if (r.prediction.data_parallel)
     out << " (" << r.prediction.data_parallel->plan << " on " << g.topology.ranks << " GPUs, " << g.topology.nodes() << " node" << (g.topology.nodes() == 1 ? "" : "s") << ", "
         << g.topology.intra_kind << ")";

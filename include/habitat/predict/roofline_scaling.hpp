@@ -50,7 +50,7 @@ struct RooflineScaling {
   // The same with the destination's datapath given, and its DRAM bytes `byte_ratio` times the origin's: what a
   // change of precision does (the precision what-if, o == d) goes through the same decomposition as a change of GPU.
   [[nodiscard]] KernelPrediction predict_on(const Kernel& k, const KernelWork& w, const Device& o, const Device& d, Precision pd,
-                                            double byte_ratio = 1) const {
+                                            double byte_ratio = 1, double fixed_us = fixed_kernel_us) const {
     if (k.kind == GpuWorkKind::memcpy && k.copy_kind != "DtoD") return {k.duration_us, Method::host_transfer, 0};
     const double t_o = std::max(k.duration_us, 0.0);
     const bool known = w.source != WorkSource::unknown;
@@ -62,7 +62,7 @@ struct RooflineScaling {
     // explains in the fixtures whose work is known (unknown_work_share) is taken as math for a matmul or
     // convolution (by its library's name), as DRAM traffic for any other kernel; the rest is latency.
     const double unknown_share = !known && k.kind == GpuWorkKind::kernel && t_o > 0
-                                     ? (matmul ? unknown_math_share(t_o) : unknown_work_share) * std::max(t_o - fixed_kernel_us, 0.0) / t_o
+                                     ? (matmul ? unknown_math_share(t_o) : unknown_work_share) * std::max(t_o - fixed_us, 0.0) / t_o
                                      : 0.0;
     const double u = t_o <= 0 ? 0 : known ? std::clamp(busy_o.memory_us / t_o, 0.0, 1.0) : (matmul ? 0.0 : unknown_share);
     // A library's matmul, convolution, attention or RNN kernel that moves to another datapath (FP32 lanes to TF32
@@ -81,7 +81,7 @@ struct RooflineScaling {
     // longer at the origin, and where the library's own kernel replaces it, that one runs at the full rate.
     const double share_o = instruction_share(k.name, o, w.precision), share_d = switches ? 1.0 : instruction_share(k.name, d, pd);
     const double c_roof = t_o <= 0 ? 0 : known ? std::clamp(busy_o.compute_us / share_o / t_o, 0.0, 1.0) : (matmul ? unknown_share : 0.0);
-    const double c_all = t_o > 0 ? std::max(c_roof, 1 - u - std::min(fixed_kernel_us, t_o) / t_o) : c_roof;
+    const double c_all = t_o > 0 ? std::max(c_roof, 1 - u - std::min(fixed_us, t_o) / t_o) : c_roof;
     const bool to_lanes = o.on_tensor_cores(w.precision) && !d.on_tensor_cores(pd);
     const double c = !library_math ? c_roof : to_lanes ? c_roof + 0.5 * (c_all - c_roof) : c_all;
     const double s_mem = byte_ratio * o.sustained_bandwidth_gbps() / d.sustained_bandwidth_gbps();

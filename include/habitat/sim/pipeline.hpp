@@ -202,25 +202,29 @@ namespace detail {
 struct PpStepTimes {
   double period_us = 0;
   double busiest_gpu_us = 0, busiest_host_us = 0, p2p_us = 0, bubble_share = 0;
+  std::vector<double> step_end_us;  // when each simulated step's last GPU work ends, from an idle start
 };
 
-// The schedule played out over back-to-back steps. Each rank's host runs its actions in order (GPipe: every
-// forward, then every backward; 1F1B: S - s forwards, then one backward and one forward in turn, then the
-// remaining backwards) without waiting for other ranks: a received tensor is waited for on the GPU stream
-// (NCCL's wait), not on the host. An action's kernels start once its host has begun issuing them, the
-// rank's GPU is free and its input has arrived, and end no sooner than its host has issued the last of them.
-// After its last backward a rank runs its optimizer and starts the next step, with no barrier between ranks,
-// so one step's drain overlaps the next one's fill. The period is the steady state's: the last of several
-// steps, from the rank whose GPU ends it last (what CUDA events on the stream measure).
-[[nodiscard]] inline PpStepTimes pp_step(const PpPlan& plan, const comm::Topology& topo, PpSchedule schedule, double action_us, int steps = 4) {
-  const int S = plan.stages, M = plan.microbatches;
+// One micro-batch's activation (or its gradient) sent from one stage to the next: the link's latency and its bytes.
+[[nodiscard]] inline double pp_send_us(const PpPlan& plan, const comm::Topology& topo) {
   const double gbps = topo.nodes() > 1 ? std::min(topo.intra_gbps, topo.inter_gbps > 0 ? topo.inter_gbps : topo.intra_gbps) : topo.intra_gbps;
-  const double send = p2p_latency_us + (gbps > 0 ? plan.activation_bytes / (gbps * 1e3) : 0);
-  struct Action {
-    bool forward;
-    int micro;
-  };
-  std::vector<std::vector<Action>> order(S);
+  return p2p_latency_us + (gbps > 0 ? plan.activation_bytes / (gbps * 1e3) : 0);
+}
+
+// The schedule's host cost of one action on the destination host.
+[[nodiscard]] inline double pp_action_us(const PpOptions& opt, double host_scale) {
+  return (opt.per_action_us ? *opt.per_action_us : torch_pp_costs.per_action_us) * host_scale;
+}
+
+struct PpAction {
+  bool forward;
+  int micro;
+};
+
+// Each stage's actions in the order its host issues them (GPipe: every forward, then every backward; 1F1B:
+// S - s forwards, then one backward and one forward in turn, then the remaining backwards).
+[[nodiscard]] inline std::vector<std::vector<PpAction>> pp_order(int S, int M, PpSchedule schedule) {
+  std::vector<std::vector<PpAction>> order(S);
   for (int s = 0; s < S; ++s) {
     auto& o = order[s];
     if (schedule == PpSchedule::gpipe) {
@@ -236,6 +240,20 @@ struct PpStepTimes {
       }
     }
   }
+  return order;
+}
+
+// The schedule played out over back-to-back steps. Each rank's host runs its actions in order (pp_order)
+// without waiting for other ranks: a received tensor is waited for on the GPU stream
+// (NCCL's wait), not on the host. An action's kernels start once its host has begun issuing them, the
+// rank's GPU is free and its input has arrived, and end no sooner than its host has issued the last of them.
+// After its last backward a rank runs its optimizer and starts the next step, with no barrier between ranks,
+// so one step's drain overlaps the next one's fill. The period is the steady state's: the last of several
+// steps, from the rank whose GPU ends it last (what CUDA events on the stream measure).
+[[nodiscard]] inline PpStepTimes pp_step(const PpPlan& plan, const comm::Topology& topo, PpSchedule schedule, double action_us, int steps = 4) {
+  const int S = plan.stages, M = plan.microbatches;
+  const double send = pp_send_us(plan, topo);
+  const auto order = pp_order(S, M, schedule);
   std::vector<double> host(S, 0), gpu(S, 0), step_end(std::max(steps, 2), 0);
   for (int step = 0; step < static_cast<int>(step_end.size()); ++step) {
     for (int s = 0; s < S; ++s) host[s] += plan.before_us, gpu[s] = std::max(gpu[s], host[s]);
@@ -245,7 +263,7 @@ struct PpStepTimes {
       progress = false;
       for (int s = 0; s < S; ++s) {
         while (next[s] < order[s].size()) {
-          const Action a = order[s][next[s]];
+          const PpAction a = order[s][next[s]];
           double input = 0;  // when its input is on this GPU
           if (a.forward && s > 0) {
             if (f_end[s - 1][a.micro] < 0) break;
@@ -277,6 +295,7 @@ struct PpStepTimes {
   }
   PpStepTimes out;
   out.period_us = step_end.back() - step_end[step_end.size() - 2];
+  out.step_end_us = step_end;
   double work = 0;  // the busiest rank's own time, host and GPU overlapping
   for (const auto& st : plan.stage) {
     out.busiest_gpu_us = std::max(out.busiest_gpu_us, M * (st.forward_gpu_us + st.backward_gpu_us) + st.optimizer_gpu_us);
@@ -309,8 +328,7 @@ struct PpPrediction {
   out.plan = pp_plan(t, program, kernel_us, opt, micro_batch_ratios(t, dest, opt));
   const int M = out.plan.microbatches;
   for (auto& st : out.plan.stage) st.backward_gpu_us += (M - 1.0) / M * accumulation_us(st.parameter_bytes, dest);
-  const double action = (opt.per_action_us ? *opt.per_action_us : torch_pp_costs.per_action_us) * host_scale;
-  out.times = pp_step(out.plan, out.topology, opt.schedule, action);
+  out.times = pp_step(out.plan, out.topology, opt.schedule, pp_action_us(opt, host_scale));
   out.step = out.single;
   out.step.period_us = out.step.first_step_us = out.times.period_us;
   out.step.gpu_active_us = out.step.gpu_busy_us = out.times.busiest_gpu_us;

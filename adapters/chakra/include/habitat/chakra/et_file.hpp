@@ -55,7 +55,8 @@ inline void set_value(ChakraProtoMsg::AttributeProto& a, const Attr& x) {
 
 // A node as Chakra has it. Attributes by the names and types ASTRA-sim reads: is_cpu_op (bool) on every
 // node (some of its versions take a node without it for the host's), comm_type and comm_size (int64) on
-// collectives; stream (int64, as Chakra's PyTorch converter writes it) and op (string) for people.
+// collectives, comm_src, comm_dst, comm_tag (int32) and comm_size on sends and receives; stream (int64, as
+// Chakra's PyTorch converter writes it) and op (string) for people.
 [[nodiscard]] inline ChakraProtoMsg::Node to_proto(const EtNode& n) {
   ChakraProtoMsg::Node m;
   m.set_id(n.id);
@@ -68,6 +69,18 @@ inline void set_value(ChakraProtoMsg::AttributeProto& a, const Attr& x) {
   if (n.comm) {
     attr({"comm_type", static_cast<std::int64_t>(*n.comm)});
     attr({"comm_size", static_cast<std::int64_t>(std::llround(n.comm_bytes))});
+  }
+  if (n.type == NodeType::comm_send || n.type == NodeType::comm_recv) {  // int32 ranks and tag, as Chakra's feeders read them
+    auto* a = m.add_attr();
+    a->set_name("comm_src");
+    a->set_int32_val(n.src);
+    a = m.add_attr();
+    a->set_name("comm_dst");
+    a->set_int32_val(n.dst);
+    attr({"comm_size", static_cast<std::int64_t>(std::llround(n.comm_bytes))});
+    a = m.add_attr();
+    a->set_name("comm_tag");
+    a->set_int32_val(static_cast<std::int32_t>(n.tag));
   }
   if (n.stream >= 0) attr({"stream", n.stream});
   if (!n.op.empty()) attr({"op", n.op});

@@ -14,7 +14,8 @@
 //  - one collective node per collective of the plan (DDP: a bucket's all-reduce, after the gradient hook of
 //    its last gradient, and the broadcast of BatchNorm's buffers; FSDP: a unit's all-gather (comm_size: the
 //    gathered tensor) and reduce-scatter (the full tensor); TP: the all-reduces of the split blocks), with
-//    Chakra's comm_type and the message in bytes, where the plan starts it.
+//    Chakra's comm_type and the message in bytes, where the plan starts it. Pipeline parallel's ranks differ:
+//    pipeline_graph.hpp builds one graph per stage, with sends and receives.
 // Dependencies (data_deps, always on nodes written earlier): a kernel on the previous node of its
 // stream, on the kernels of other streams it waits for, and on the host node that launched it; a host
 // node on the previous host node and, after a synchronizing call, on the GPU work that call waited for.
@@ -45,7 +46,7 @@
 namespace habitat::chakra {
 
 // Chakra's NodeType and CollectiveCommType values (et_def.proto) that habitat writes.
-enum class NodeType : int { comp = 4, comm_coll = 7 };
+enum class NodeType : int { comp = 4, comm_send = 5, comm_recv = 6, comm_coll = 7 };
 enum class CommType : int { all_reduce = 0, all_gather = 2, broadcast = 5, reduce_scatter = 7 };
 
 struct EtNode {
@@ -59,7 +60,9 @@ struct EtNode {
   std::int64_t stream = -1;          // GPU nodes: the CUDA stream
   std::string op;                    // the operation it belongs to
   std::optional<CommType> comm;      // collectives
-  double comm_bytes = 0;
+  double comm_bytes = 0;             // collectives and point to point
+  int src = -1, dst = -1;            // point to point: the sending and the receiving rank
+  std::int64_t tag = -1;             // point to point: pairs a send with its receive
 };
 
 struct StepGraph {
@@ -70,6 +73,8 @@ struct StepGraph {
   int buckets = 0;                  // all-reduces, all steps
   int all_gathers = 0, reduce_scatters = 0;  // FSDP's, all steps
   double all_gather_bytes = 0, reduce_scatter_bytes = 0;
+  int sends = 0, recvs = 0;         // pipeline parallel's point to point, all steps
+  double send_bytes = 0;
   comm::Topology topology;
   comm::DdpPlan plan;               // DDP's; empty on one GPU and for the other plans
   int steps = 1;
@@ -118,6 +123,8 @@ inline void check_inputs(const Trace& t, const std::vector<double>& kernel_us, c
 }
 
 }  // namespace detail
+
+inline void finish(StepGraph& g, const std::string& source);
 
 // The graph of a step as edited by a plan (or the one-GPU step): `us` one duration per kernel of `tt`.
 [[nodiscard]] inline StepGraph graph_of(const Trace& tt, const sim::StepProgram& p, const std::vector<double>& us, StepGraph g,
@@ -222,12 +229,17 @@ inline void check_inputs(const Trace& t, const std::vector<double>& kernel_us, c
     }
   }
 
-  // Whole microseconds, rounded along each chain; the totals.
+  finish(g, tt.source);
+  return g;
+}
+
+// Whole microseconds, rounded along each chain (host, compute, communication); the totals.
+inline void finish(StepGraph& g, const std::string& source) {
   double exact[3] = {0, 0, 0};
   long long rounded[3] = {0, 0, 0};
   for (auto& node : g.nodes) {
     if (!std::isfinite(node.us) || node.us < 0)
-      throw make_error(tt.source, node.name, "the predicted duration is not a finite, non-negative number");
+      throw make_error(source, node.name, "the predicted duration is not a finite, non-negative number");
     const int chain = node.on_cpu ? 0 : node.type == NodeType::comp ? 1 : 2;
     exact[chain] += node.us;
     const long long r = std::llround(exact[chain]);
@@ -241,9 +253,10 @@ inline void check_inputs(const Trace& t, const std::vector<double>& kernel_us, c
       if (node.comm == CommType::all_reduce) g.allreduce_bytes += node.comm_bytes, ++g.buckets;
       if (node.comm == CommType::all_gather) g.all_gather_bytes += node.comm_bytes, ++g.all_gathers;
       if (node.comm == CommType::reduce_scatter) g.reduce_scatter_bytes += node.comm_bytes, ++g.reduce_scatters;
+      if (node.type == NodeType::comm_send) g.send_bytes += node.comm_bytes, ++g.sends;
+      if (node.type == NodeType::comm_recv) ++g.recvs;
     }
   }
-  return g;
 }
 
 // `kernel_us`: one predicted duration per kernel of `t` on `dest`; `program`: the step program built for
