@@ -15,6 +15,7 @@
 // A stage's kernels are one compute node per action, not one per kernel: pp_step knows a stage's time per
 // micro-batch, not the order of the micro-batch's kernels across stages.
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,23 @@ namespace habitat::chakra {
       g.nodes.push_back(std::move(n));
       return g.nodes.back().id;
     };
+    // A micro-batch's tensor between stages `src` and `dst` (its activation forward, its gradient backward).
+    auto p2p = [&](NodeType type, int src, int dst, int step, const sim::PpAction& a, const std::string& what,
+                   std::initializer_list<std::optional<std::uint64_t>> deps) {
+      EtNode n;
+      const bool send = type == NodeType::comm_send;
+      n.name = std::string(send ? "send " : "recv ") + (a.forward ? "activation" : "gradient") + (send ? " to stage " : " from stage ") +
+               std::to_string(send ? dst : src) + ", micro-batch " + std::to_string(a.micro);
+      n.op = what;
+      n.type = type;
+      n.src = src, n.dst = dst;
+      n.tag = pp_tag(step, a.micro, a.forward, M);
+      n.comm_bytes = plan.activation_bytes;
+      n.us = send_us;
+      for (const auto& d : deps)
+        if (d) n.deps.push_back(*d);
+      return n;
+    };
     auto host_node = [&](const std::string& what, double us) {
       EtNode h;
       h.name = "host: " + what;
@@ -65,18 +83,7 @@ namespace habitat::chakra {
         // Its input: the activation from the stage before, or the gradient from the stage after.
         const int from = a.forward ? s - 1 : s + 1;
         std::optional<std::uint64_t> recv;
-        if (from >= 0 && from < S) {
-          EtNode r;
-          r.name = "recv " + std::string(a.forward ? "activation" : "gradient") + " from stage " + std::to_string(from) + ", micro-batch " + std::to_string(a.micro);
-          r.op = what;
-          r.type = NodeType::comm_recv;
-          r.src = from, r.dst = s;
-          r.tag = pp_tag(step, a.micro, a.forward, M);
-          r.comm_bytes = plan.activation_bytes;
-          r.us = send_us;
-          if (issued_after) r.deps.push_back(*issued_after);
-          recv = add(std::move(r));
-        }
+        if (from >= 0 && from < S) recv = add(p2p(NodeType::comm_recv, from, s, step, a, what, {issued_after}));
         std::optional<std::uint64_t> host;
         if (options.host) host = host_last = host_node(what, (a.forward ? st.forward_host_us : st.backward_host_us) + action_us);
         EtNode c;
@@ -90,19 +97,7 @@ namespace habitat::chakra {
         const std::uint64_t compute = add(std::move(c));
         gpu_last = compute;
         const int to = a.forward ? s + 1 : s - 1;
-        if (to >= 0 && to < S) {
-          EtNode x;
-          x.name = "send " + std::string(a.forward ? "activation" : "gradient") + " to stage " + std::to_string(to) + ", micro-batch " + std::to_string(a.micro);
-          x.op = what;
-          x.type = NodeType::comm_send;
-          x.src = s, x.dst = to;
-          x.tag = pp_tag(step, a.micro, a.forward, M);
-          x.comm_bytes = plan.activation_bytes;
-          x.us = send_us;
-          x.deps.push_back(compute);
-          if (host) x.deps.push_back(*host);
-          add(std::move(x));
-        }
+        if (to >= 0 && to < S) add(p2p(NodeType::comm_send, s, to, step, a, what, {compute, host}));
       }
       // The optimizer on the stage's parameters, once its last backward is issued.
       const std::optional<std::uint64_t> issued_after = host_last;
