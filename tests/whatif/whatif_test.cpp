@@ -82,6 +82,53 @@ TEST_CASE("autocast classes: GEMMs and convolutions lower, norms and losses FP32
   CHECK(h.trace.gpu_active_us() > x.trace.gpu_active_us());
 }
 
+// Three kernels a change of precision treats otherwise (README, "Three kernels a change of precision treats otherwise").
+TEST_CASE("autocast keeps cuDNN's layout transpositions, tells few-channel convolutions apart, and knows Hopper's TF32 nt") {
+  // cuDNN's NCHW <-> NHWC transpositions keep their FP32 time; other memory-bound kernels of the step halve theirs.
+  const Trace r = kineto::read_trace(test::fixture("h200", "resnet50_fp32_b32", "whatif"));
+  const Device& h200 = test::catalog().at("H200");
+  const auto x = whatif::autocast(r, h200, {Precision::fp16});
+  int transposes = 0, halved = 0;
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+    const auto& k = r.kernels[i];
+    if (habitat::detail::is_layout_transform(k.name)) {
+      ++transposes;
+      CHECK(x.trace.kernels[i].duration_us >= k.duration_us);  // its time, plus any cast folded into it
+    } else if (k.name.find("vectorized_elementwise_kernel") != std::string::npos && k.duration_us > 20) {
+      halved += x.trace.kernels[i].duration_us < 0.6 * k.duration_us;
+    }
+  }
+  CHECK(transposes > 100);
+  CHECK(halved > 20);
+  CHECK(habitat::detail::is_layout_transform("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false, (cudnnKernelDataType_t)0>(x)"));
+  CHECK_FALSE(habitat::detail::is_layout_transform("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x32"));
+
+  // DCGAN: the discriminator's first convolution (3 colours in) and the generator's last (3 out) have fewer channels
+  // than tensor cores take; its 100-channel first transposed convolution does not. Few-channel ones never get TF32.
+  const Trace g = kineto::read_trace(test::fixture("h100", "dcgan_fp32strict_b128", "tf32"));
+  const auto work = kernel_work(g, tf32_settings(g));
+  int few = 0, many = 0;
+  for (std::size_t i = 0; i < g.kernels.size(); ++i) {
+    if (work[i].family != MathFamily::convolution) continue;
+    const bool f = habitat::detail::few_channels(g, g.kernels[i].op);
+    few += f;
+    many += !f;
+    if (f) CHECK_FALSE(work[i].tf32_allowed);
+  }
+  CHECK(few >= 4);
+  CHECK(many > few);
+
+  // Hopper's TF32 GEMMs in the layout nt reach 0.63 of the others' rate (fixtures/clocks/gemm_layouts_h200.json);
+  // not BF16, not the legacy mma.sync kernels (their own share), not an A100 (unmeasured).
+  const std::string nt = "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize256x128x32_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
+  const std::string tn = "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize256x128x32_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
+  CHECK(layout_share(nt, h200, Precision::tf32) == Approx(0.63));
+  CHECK(layout_share(tn, h200, Precision::tf32) == 1.0);
+  CHECK(layout_share(nt, h200, Precision::bf16) == 1.0);
+  CHECK(layout_share(nt, test::catalog().at("A100 SXM4 80GB"), Precision::tf32) == 1.0);
+  CHECK(layout_share("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x256_16x3_nt_align4>(x)", h200, Precision::tf32) == 1.0);
+}
+
 TEST_CASE("the memory estimate grows with the batch and says when a step does not fit") {
   const Trace t = kineto::read_trace(test::fixture("h100", "resnet50_fp32_b32", "whatif"));
   const Device& d = test::catalog().at("H100 SXM");
@@ -156,18 +203,18 @@ TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 auto
     const auto s = report::whatif_study(std::string(HABITAT_FIXTURES) + "/whatif/" + gpu, false, test::catalog(), test::hosts());
     print(gpu, s);
     REQUIRE(s.rows.size() == 9);
-    // Measured 4.3% (H100) and 6.4% (H200). Over 10%: the LSTM on the H200 (+11.1%; +20-26% while cuDNN's TF32
-    // recurrent GEMMs kept the 5 us fixed part of a change of GPU) and ResNet-50 FP16 on the H200 (-10.2%); VGG-16
-    // on the H200 -10.0%.
-    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.07);
+    // Measured 3.0% (H100) and 4.3% (H200), every pair within 10% (the widest MobileNetV2 on the H200, -9.3%). Before
+    // cuDNN's layout transpositions kept their time, few-channel convolutions were told apart and Hopper's TF32 `nt`
+    // GEMMs got their share: 4.3% and 6.4%, the LSTM on the H200 +11.1%, ResNet-50 FP16 on the H200 -10.2%.
+    CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.05);
     CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error));
     int within = 0;
     for (const auto& r : s.rows) {
       INFO(r.from << " -> " << r.to << ": " << r.gpu_error());
-      CHECK(std::abs(r.gpu_error()) < 0.14);
+      CHECK(std::abs(r.gpu_error()) < 0.11);
       within += std::abs(r.gpu_error()) < 0.10;
     }
-    CHECK(within >= 6);
+    CHECK(within >= 8);
   }
 }
 
@@ -181,7 +228,7 @@ TEST_CASE("precision what-if on models it was not tuned on (fixtures/whatif_held
     // ConvNeXt-Tiny is not held to it: cuDNN's algorithm for its depthwise weight gradient changes with the
     // precision (16.5 ms FP32, 0.54 ms BF16), which the what-if cannot see (README, "Held-out models").
     if (r.from.starts_with("convnext")) continue;
-    CHECK(std::abs(r.gpu_error()) < 0.12);  // measured +1.7% (ViT BF16 and FP16), -9.8% (EfficientNet), +4.7% (GRU)
+    CHECK(std::abs(r.gpu_error()) < 0.12);  // measured +1.9% (ViT BF16 and FP16), -10.0% (EfficientNet), +1.7% (GRU)
     ours += std::abs(r.gpu_error());
     same_time += std::abs(r.baseline_gpu_ms / r.measured_gpu_ms - 1);  // EfficientNet's BF16 step is no faster: -1.9%
   }
@@ -204,12 +251,13 @@ TEST_CASE("the accuracy scatter plot draws one point per finite pair and escapes
 
 // The TF32 what-if (fixtures/tf32: the same FP32 steps on the H100 with TF32 off everywhere, at PyTorch's defaults
 // and on everywhere): from either FP32 setting to TF32 everywhere. Measured when the datapath model was chosen:
-// 5.6% mean, DCGAN from strict -34% the worst (cuDNN keeps some FP32 kernels there).
+// 5.6% mean, DCGAN from strict -34% the worst (cuDNN keeps its few-channel convolutions on FP32 lanes); 4.2% since
+// they stay there in the model too (DCGAN from strict -17.7%) and Hopper's TF32 `nt` GEMMs have their share.
 TEST_CASE("TF32 what-if on the H100: FP32 steps with TF32 off or at the defaults, against TF32 everywhere") {
   const auto s = report::whatif_study(std::string(HABITAT_FIXTURES) + "/tf32/h100", false, test::catalog(), test::hosts());
   print("h100 tf32", s);
   REQUIRE(s.rows.size() == 14);
-  CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.08);
+  CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.06);
   CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error));
   // 11 of 14 within 10%: DCGAN and VGG-16 from strict, and the LSTM from the defaults (+11%). The LSTM pair
   // differs most in kernels the what-if leaves alone: cuDNN's LSTM_elementWise_bp1 took 605 us in the FP32 step

@@ -68,6 +68,11 @@ namespace detail {
                              "LSTM", "lstm", "gemv", "dot_kernel", "sm80_", "sm90_", "sm100_", "cublas"});
 }
 
+// cuDNN's layout transpositions (NCHW <-> NHWC, folded or generic) before and after its NHWC kernels.
+[[nodiscard]] inline bool is_layout_transform(std::string_view name) {
+  return contains_any(function_name(name), {"ToNhwc", "ToNchw", "ToFoldedNhwc", "tensorTransform"});
+}
+
 [[nodiscard]] inline Precision kernel_precision(const Kernel& k, bool math, const Operation* op) {
   if (!math) return Precision::fp32;  // vector units: FP32 ALUs whatever the storage type
   bool bf16 = contains_any(k.name, {"bf16", "bfloat16", "BFloat16"});
@@ -96,6 +101,25 @@ namespace detail {
   return double(k.grid.x) * 65536.0 * 4.0 * lists;
 }
 
+// Tensor cores take a convolution's channels in groups of 16 bytes (8 BF16/FP16 values, 4 TF32 ones); cuDNN pads
+// fewer (NVIDIA, Deep Learning Performance Guide, "Convolutional Layers": channels a multiple of 8 for FP16).
+inline constexpr std::int64_t tensor_core_channel_group = 8;
+
+// A convolution with fewer channels on one side than tensor cores take at once (an image's 3 colours, a
+// discriminator's one output): mostly padding on tensor cores, so cuDNN keeps it on FP32 lanes with TF32 allowed
+// (fixtures/tf32: DCGAN's and VGG-16's first layers).
+[[nodiscard]] inline bool few_channels(const Trace& t, int op) {
+  for (int o = op; o >= 0; o = t.ops[static_cast<std::size_t>(o)].parent) {
+    const Operation& x = t.ops[static_cast<std::size_t>(o)];
+    const auto* sig = ops::aten::find_signature(x.name);
+    if (!sig || x.name.find("conv") == std::string::npos || !sig->find("weight")) continue;
+    const std::size_t wi = ops::aten::conv_args(*sig).weight;
+    if (wi >= x.inputs.size() || x.inputs[wi].shape.size() < 2) return false;
+    const auto& w = x.inputs[wi].shape;
+    return std::min(w[0], w[1]) < tensor_core_channel_group;
+  }
+  return false;
+}
 }  // namespace detail
 
 [[nodiscard]] inline std::vector<KernelWork> kernel_work(const Trace& t, const Tf32Settings& tf32) {
@@ -122,7 +146,7 @@ namespace detail {
     const Operation* op = k.op >= 0 ? &t.ops[k.op] : nullptr;
     w.precision = detail::kernel_precision(k, math[i], op);
     if (math[i] && op) w.family = op_cost[k.op] ? op_cost[k.op]->family : math_family_by_name(op->name);
-    w.tf32_allowed = tf32.allows(w.family);
+    w.tf32_allowed = tf32.allows(w.family) && !(w.family == MathFamily::convolution && detail::few_channels(t, k.op));
     if (k.metrics) {
       w.flops = k.metrics->flops;
       w.bytes = k.metrics->dram_bytes;

@@ -78,8 +78,10 @@ struct RooflineScaling {
                               (w.family == MathFamily::matmul || w.family == MathFamily::convolution ||
                                w.family == MathFamily::attention || w.family == MathFamily::rnn);
     // A legacy tensor-core kernel on Hopper runs at mma.sync's share of the peak (datapath.hpp): its math takes
-    // longer at the origin, and where the library's own kernel replaces it, that one runs at the full rate.
-    const double share_o = instruction_share(k.name, o, w.precision), share_d = switches ? 1.0 : instruction_share(k.name, d, pd);
+    // longer at the origin, and where the library's own kernel replaces it, that one runs at the full rate of its
+    // operands' layout.
+    const double share_o = instruction_share(k.name, o, w.precision),
+                 share_d = switches ? layout_share(k.name, d, pd) : instruction_share(k.name, d, pd);
     const double c_roof = t_o <= 0 ? 0 : known ? std::clamp(busy_o.compute_us / share_o / t_o, 0.0, 1.0) : (matmul ? unknown_share : 0.0);
     const double c_all = t_o > 0 ? std::max(c_roof, 1 - u - std::min(fixed_us, t_o) / t_o) : c_roof;
     const bool to_lanes = o.on_tensor_cores(w.precision) && !d.on_tensor_cores(pd);

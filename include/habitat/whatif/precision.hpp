@@ -223,15 +223,23 @@ namespace detail {
     bool decomposed = false;  // the ratio already keeps the kernel's latency share
     const int top = top_level_op(t, k.op);
     const bool backward = top >= 0 && t.ops[static_cast<std::size_t>(top)].backward;
-    if (const MeasuredFactor* f = detail::exception(t, k.op)) {
+    if (habitat::detail::is_layout_transform(k.name)) {
+      // cuDNN's NCHW <-> NHWC transpositions keep their FP32 time: strided on one side, they move a memory
+      // sector per element whatever its size (fixtures/whatif, ResNet-50 and VGG-16: 0.77-0.98x the FP32 time
+      // under BF16 and FP16, where half the bytes gave 0.5x; -10.2% -> -3.9% for ResNet-50 FP16 on the H200).
+      ratio = 1;
+    } else if (const MeasuredFactor* f = detail::exception(t, k.op)) {
       ratio = factor(*f, opt.to, backward);
     } else if (math && c == Autocast::lower) {
       // The same decomposition as a change of GPU (roofline_scaling.hpp): the share of the kernel its math
       // explains moves to the new datapath, the share its DRAM traffic explains to half the bytes, the rest stays.
-      // cuDNN, allowed TF32 on a GPU that has it, still picked a kernel on FP32 lanes: tensor cores do not pay for
-      // this convolution (a few channels, DCGAN's first and last layers), so the lower precision only halves its bytes.
+      // cuDNN, allowed TF32 on a GPU that has it, still picked a kernel on FP32 lanes for a convolution with fewer
+      // channels than tensor cores take at once (DCGAN's first and last layers): they do not pay for it, so the lower
+      // precision only halves its bytes. Other SIMT picks (DCGAN's 100-channel 1x1 transposed convolution: 204 us
+      // FP32, 15 us BF16; its legacy weight-gradient engines) move to tensor cores under BF16 like any convolution.
       const bool simt_by_choice = work[i].family == MathFamily::convolution && work[i].precision == Precision::fp32 && tf32.cudnn &&
-                                  tf32.cudnn_recorded && origin.on_tensor_cores(Precision::tf32);
+                                  tf32.cudnn_recorded && origin.on_tensor_cores(Precision::tf32) &&
+                                  habitat::detail::few_channels(t, k.op);
       // What does not shrink: a kernel already on tensor cores (cuDNN's TF32 convolutions and RNN GEMMs) becomes
       // the same kind of kernel with operands of half the size, so only its launch and ramp stay
       // (autocast_fixed_us; LSTM on the H100: 10.2 us TF32 recurrent GEMMs run in 4.2 us under BF16); one that
