@@ -120,20 +120,25 @@ void ops_part(const Args& a, const Catalog& cat) {
     std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
   std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm))", mlp::conv_model.k_half);
   for (double c : opstudy::conv_coefs(rows, floors, nullptr)) std::printf(" %.3f", c);
+  std::printf("; kernels' fixed part (us) layer_norm %.2f softmax %.2f", opstudy::fixed_ms(rows, ops::OpKind::layer_norm, nullptr) * 1e3,
+              opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);
   std::printf("; call floors (us)");
   for (const auto& op : opstudy::study_ops)
     if (const auto f = opstudy::floor_without(floors, op, nullptr)) std::printf(" %s %.1f", op.c_str(), *f * 1e3);
   std::printf("\n\n");
   std::printf("The left-out GPU's bandwidth is estimated from its spec and the other GPUs of its memory technology; a call-timed\n"
               "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel times or an additive call).\n\n");
-  std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM | call floor | physics model | ratio from origin | origin | same time | FLOPS ratio | "
-              "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM | kernel fixed part (us) | call floor | physics model | ratio from origin | origin | same time | FLOPS ratio | "
+              "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& e : opstudy::leave_one_gpu_out(rows, cat)) {
     const bool p = e.paired > 0;
     const std::string floor = e.floor_ms > 0 ? std::to_string(int(std::lround(e.floor_ms * 1e3))) : "-";
     char share[16] = "efficiency";  // convolutions: their efficiency model, fitted without the GPU
     if (!std::isnan(e.share)) std::snprintf(share, sizeof share, "%.2f", e.share);
-    std::printf("| %s | %s | %zu | %s | %.1f | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, share, e.l2, floor.c_str(), pct(e.model).c_str(),
+    char fixed[16];
+    std::snprintf(fixed, sizeof fixed, "%.2f", e.fixed_ms * 1e3);
+    std::printf("| %s | %s | %zu | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, share, e.l2, fixed,
+                floor.c_str(), pct(e.model).c_str(),
                 pct(e.ratio, p).c_str(), p ? e.origin.c_str() : "-", pct(e.same, p).c_str(), pct(e.flops, p).c_str(), pct(e.bandwidth, p).c_str());
   }
 }

@@ -147,6 +147,17 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return detail::median(std::move(v), mlp::op_physics_shares.l2_bytes_per_clk_per_sm);
 }
 
+// The fixed part of a layer norm's or softmax's kernels (mlp::fixed_ms): the median kernel of kernel-timed rows
+// whose working set is under 1 MB, leaving out one GPU; the shortest kernel's for the other families.
+[[nodiscard]] inline double fixed_ms(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
+  if (kind != ops::OpKind::layer_norm && kind != ops::OpKind::softmax) return mlp::fixed_ms(kind);
+  std::vector<double> v;
+  for (const auto& r : rows)
+    if (r.gpu != leave_out && !r.call_timed && r.q.op == kind && ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes < 1e6)
+      v.push_back(r.measured_ms);
+  return detail::median(std::move(v), mlp::fixed_ms(kind));
+}
+
 // A left-out GPU as the model may know it: its sustained bandwidth not measured but estimated as its spec
 // times the median share the other GPUs of the same memory technology (HBM or GDDR) sustain.
 [[nodiscard]] inline Device unseen(const Device& g, const std::vector<const Device*>& gpus) {
@@ -165,6 +176,7 @@ struct ErrorRow {
   double share = 0;     // the roofline share derived without this GPU (NaN for convolutions: see conv)
   mlp::ConvCoefs conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
   double l2 = 0;        // the L2 rate (bytes/clk/SM) derived without it
+  double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
   double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
   std::string origin;
@@ -191,6 +203,7 @@ struct ErrorRow {
       e.share = mlp::conv_like(kind) ? std::nan("") : roofline_share(rows, floors, kind, g);
       if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
       e.l2 = l2_rate(rows, g);
+      e.fixed_ms = fixed_ms(rows, kind, g);
       const auto floor = floor_without(floors, op, g);
       for (const auto& r : rows) {
         if (r.gpu != g || r.op != op) continue;
@@ -202,7 +215,7 @@ struct ErrorRow {
           return r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel;
         };
         if (r.call_timed && floor) e.floor_ms = *floor;
-        e.model += std::abs(timed(mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv)) / r.measured_ms - 1);
+        e.model += std::abs(timed(mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms)) / r.measured_ms - 1);
         const auto it = origin ? by_gpu[origin].find(Key{r.op, r.q.dims}) : by_gpu[g].end();
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
@@ -211,8 +224,8 @@ struct ErrorRow {
         // kernel time stands in for it there.
         const auto of = floors.find({o.gpu, o.op});
         const bool hidden = o.call_timed && of != floors.end() && o.measured_ms < 1.1 * of->second;
-        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv) : kernel_ms(o, floors), 1e-4);
-        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv);
+        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms) : kernel_ms(o, floors), 1e-4);
+        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms);
         auto err = [&](double factor) { return std::abs(timed(ok * factor) / r.measured_ms - 1); };
         e.ratio += err(ratio);
         e.same += err(1);
