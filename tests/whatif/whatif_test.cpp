@@ -82,7 +82,7 @@ TEST_CASE("autocast classes: GEMMs and convolutions lower, norms and losses FP32
   CHECK(h.trace.gpu_active_us() > x.trace.gpu_active_us());
 }
 
-// Three kernels a change of precision treats otherwise (README, "Three kernels a change of precision treats otherwise").
+// Kernels a change of precision treats otherwise (README, "Four kernels a change of precision treats otherwise").
 TEST_CASE("autocast keeps cuDNN's layout transpositions, tells few-channel convolutions apart, and knows Hopper's TF32 nt") {
   // cuDNN's NCHW <-> NHWC transpositions keep their FP32 time; other memory-bound kernels of the step halve theirs.
   const Trace r = kineto::read_trace(test::fixture("h200", "resnet50_fp32_b32", "whatif"));
@@ -100,6 +100,16 @@ TEST_CASE("autocast keeps cuDNN's layout transpositions, tells few-channel convo
   }
   CHECK(transposes > 100);
   CHECK(halved > 20);
+  // ATen's depthwise convolutions keep their FP32 time (MobileNetV2: 0.993x measured under BF16 on the H100).
+  const Trace mb = kineto::read_trace(test::fixture("h100", "mobilenetv2_fp32_b64", "whatif"));
+  const auto mx = whatif::autocast(mb, test::catalog().at("H100 SXM"), {Precision::bf16});
+  int depthwise = 0;
+  for (std::size_t i = 0; i < mb.kernels.size(); ++i)
+    if (mb.kernels[i].name.find("conv_depthwise2d") != std::string::npos) {
+      ++depthwise;
+      CHECK(mx.trace.kernels[i].duration_us >= mb.kernels[i].duration_us);
+    }
+  CHECK(depthwise > 40);
   CHECK(habitat::detail::is_layout_transform("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false, (cudnnKernelDataType_t)0>(x)"));
   CHECK_FALSE(habitat::detail::is_layout_transform("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x32"));
 
@@ -203,10 +213,11 @@ TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 auto
     const auto s = report::whatif_study(std::string(HABITAT_FIXTURES) + "/whatif/" + gpu, false, test::catalog(), test::hosts());
     print(gpu, s);
     REQUIRE(s.rows.size() == 9);
-    // Measured 3.0% (H100) and 4.3% (H200), every pair within 10% (the widest MobileNetV2 on the H200, -9.3%). Before
-    // cuDNN's layout transpositions kept their time, few-channel convolutions were told apart and Hopper's TF32 `nt`
-    // GEMMs got their share: 4.3% and 6.4%, the LSTM on the H200 +11.1%, ResNet-50 FP16 on the H200 -10.2%.
+    // Measured 2.8% (H100) and 4.0% (H200), every pair within 10% (the widest the LSTM on the H200, +7.5%). Before
+    // cuDNN's layout transpositions and depthwise convolutions kept their time, few-channel convolutions were told apart
+    // and Hopper's TF32 `nt` GEMMs got their share: 4.3% and 6.4%, the LSTM on the H200 +11.1%, ResNet-50 FP16 -10.2%.
     CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.05);
+    for (const auto& r : s.rows) CHECK(std::abs(r.gpu_error()) < 0.10);
     CHECK(s.mean_abs(&report::WhatIfRow::gpu_error) < 0.2 * s.mean_abs(&report::WhatIfRow::baseline_gpu_error));
     int within = 0;
     for (const auto& r : s.rows) {
@@ -228,7 +239,7 @@ TEST_CASE("precision what-if on models it was not tuned on (fixtures/whatif_held
     // ConvNeXt-Tiny is not held to it: cuDNN's algorithm for its depthwise weight gradient changes with the
     // precision (16.5 ms FP32, 0.54 ms BF16), which the what-if cannot see (README, "Held-out models").
     if (r.from.starts_with("convnext")) continue;
-    CHECK(std::abs(r.gpu_error()) < 0.12);  // measured +1.9% (ViT BF16 and FP16), -10.0% (EfficientNet), +1.7% (GRU)
+    CHECK(std::abs(r.gpu_error()) < 0.12);  // measured +1.9% (ViT BF16 and FP16), -7.9% (EfficientNet), +1.7% (GRU)
     ours += std::abs(r.gpu_error());
     same_time += std::abs(r.baseline_gpu_ms / r.measured_gpu_ms - 1);  // EfficientNet's BF16 step is no faster: -1.9%
   }
