@@ -95,6 +95,16 @@ inline constexpr MeasuredFactor batch_norm_factor{1.65, 1.1, 0.83, 0.68};
 inline constexpr MeasuredFactor grouped_conv_factor{1.0, 1.0, 1.0, 1.0};
 inline constexpr MeasuredFactor max_pool_factor{1.0, 0.95, 1.0, 0.95};
 
+// cuDNN 9 has a dedicated depthwise weight-gradient kernel (wgrad2d_c1_k1) at BF16 and FP16 only: in FP32 it runs a
+// 7x7 depthwise weight gradient in channels-last with a generic grouped algorithm, 10-35x slower. Under autocast
+// the dedicated kernel and its reduction took 0.37-0.43x the FP32 forward convolution's kernels of the same layer
+// (7x7, 96-384 channels, channels-last, H200; fixtures/clocks/depthwise_precision_h200.json,
+// fixtures/record/depthwise_precision.py). Held out: ConvNeXt-Tiny's 16.5 ms of such kernels.
+inline constexpr double depthwise_wgrad_of_forward = 0.4;
+[[nodiscard]] inline bool generic_grouped_wgrad(std::string_view kernel) {
+  return kernel.find("wgrad2d_grouped_direct") != std::string_view::npos || kernel.find("wgrad_implicit_gemm_indexed") != std::string_view::npos;
+}
+
 [[nodiscard]] inline double factor(const MeasuredFactor& f, Precision p, bool backward) {
   return p == Precision::fp16 ? (backward ? f.fp16_backward : f.fp16_forward) : (backward ? f.bf16_backward : f.bf16_forward);
 }
@@ -191,6 +201,11 @@ namespace detail {
   // decoder's BF16 step, fixtures/whatif/h100), and its gradient back in the backward pass. Per forward operation:
   // the bytes of that cast (negated once the backward's cast is added too).
   std::vector<double> activation_cast(t.ops.size(), 0);
+  // Each forward operation's math kernels at the origin (the forward convolution a depthwise weight gradient follows).
+  std::vector<double> forward_math_us(t.ops.size(), 0);
+  for (const auto& k : t.kernels)
+    if (const int top = k.op >= 0 ? top_level_op(t, k.op) : -1; top >= 0 && !t.ops[static_cast<std::size_t>(top)].backward && habitat::detail::is_math_kernel(k.name))
+      forward_math_us[static_cast<std::size_t>(top)] += k.duration_us;
   int forward_now = -1, forward_before = -1, activation_casts = 0;
   double activation_bytes = 0;
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
@@ -232,6 +247,10 @@ namespace detail {
       ratio = 1;
     } else if (const MeasuredFactor* f = detail::exception(t, k.op)) {
       ratio = factor(*f, opt.to, backward);
+      const int f_top = backward ? top_level_op(t, static_cast<int>(&forward_of(t, top) - t.ops.data())) : -1;
+      if (f == &grouped_conv_factor && backward && generic_grouped_wgrad(k.name) && f_top >= 0 && k.duration_us > 0 &&
+          forward_math_us[static_cast<std::size_t>(f_top)] > 0)
+        ratio = std::min(ratio, depthwise_wgrad_of_forward * forward_math_us[static_cast<std::size_t>(f_top)] / k.duration_us);
     } else if (math && c == Autocast::lower) {
       // The same decomposition as a change of GPU (roofline_scaling.hpp): the share of the kernel its math
       // explains moves to the new datapath, the share its DRAM traffic explains to half the bytes, the rest stays.
