@@ -137,8 +137,9 @@ inline constexpr std::int64_t tensor_core_channel_group = 8;
     }
   }
   std::vector<std::optional<OpCost>> op_cost(t.ops.size());
+  std::vector<char> few(t.ops.size(), 0);  // per op, once: a convolution too narrow for tensor cores
   for (std::size_t i = 0; i < t.ops.size(); ++i)
-    if (op_all[i] > 0) op_cost[i] = estimate_op_cost(t.ops[i]);
+    if (op_all[i] > 0) op_cost[i] = estimate_op_cost(t.ops[i]), few[i] = detail::few_channels(t, static_cast<int>(i));
 
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
@@ -146,7 +147,7 @@ inline constexpr std::int64_t tensor_core_channel_group = 8;
     const Operation* op = k.op >= 0 ? &t.ops[k.op] : nullptr;
     w.precision = detail::kernel_precision(k, math[i], op);
     if (math[i] && op) w.family = op_cost[k.op] ? op_cost[k.op]->family : math_family_by_name(op->name);
-    w.tf32_allowed = tf32.allows(w.family) && !(w.family == MathFamily::convolution && detail::few_channels(t, k.op));
+    w.tf32_allowed = tf32.allows(w.family) && !(w.family == MathFamily::convolution && few[static_cast<std::size_t>(k.op)]);
     if (k.metrics) {
       w.flops = k.metrics->flops;
       w.bytes = k.metrics->dram_bytes;

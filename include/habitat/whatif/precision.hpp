@@ -247,10 +247,10 @@ namespace detail {
       ratio = 1;
     } else if (const MeasuredFactor* f = detail::exception(t, k.op)) {
       ratio = factor(*f, opt.to, backward);
-      const int f_top = backward ? top_level_op(t, static_cast<int>(&forward_of(t, top) - t.ops.data())) : -1;
-      if (f == &grouped_conv_factor && backward && generic_grouped_wgrad(k.name) && f_top >= 0 && k.duration_us > 0 &&
-          forward_math_us[static_cast<std::size_t>(f_top)] > 0)
-        ratio = std::min(ratio, depthwise_wgrad_of_forward * forward_math_us[static_cast<std::size_t>(f_top)] / k.duration_us);
+      if (f == &grouped_conv_factor && backward && k.duration_us > 0 && generic_grouped_wgrad(k.name))
+        if (const int f_top = top_level_op(t, static_cast<int>(&forward_of(t, top) - t.ops.data()));
+            f_top >= 0 && forward_math_us[static_cast<std::size_t>(f_top)] > 0)
+          ratio = std::min(ratio, depthwise_wgrad_of_forward * forward_math_us[static_cast<std::size_t>(f_top)] / k.duration_us);
     } else if (math && c == Autocast::lower) {
       // The same decomposition as a change of GPU (roofline_scaling.hpp): the share of the kernel its math
       // explains moves to the new datapath, the share its DRAM traffic explains to half the bytes, the rest stays.
@@ -260,7 +260,7 @@ namespace detail {
       // FP32, 15 us BF16; its legacy weight-gradient engines) move to tensor cores under BF16 like any convolution.
       const bool simt_by_choice = work[i].family == MathFamily::convolution && work[i].precision == Precision::fp32 && tf32.cudnn &&
                                   tf32.cudnn_recorded && origin.on_tensor_cores(Precision::tf32) &&
-                                  habitat::detail::few_channels(t, k.op);
+                                  !work[i].tf32_allowed;  // cuDNN allowed TF32, so only few channels keep it off
       // What does not shrink: a kernel already on tensor cores (cuDNN's TF32 convolutions and RNN GEMMs) becomes
       // the same kind of kernel with operands of half the size, so only its launch and ramp stay
       // (autocast_fixed_us; LSTM on the H100: 10.2 us TF32 recurrent GEMMs run in 4.2 us under BF16); one that
