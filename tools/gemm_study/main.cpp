@@ -122,14 +122,18 @@ void ops_part(const Args& a, const Catalog& cat) {
   for (double c : opstudy::conv_coefs(rows, floors, nullptr)) std::printf(" %.3f", c);
   std::printf("; kernels' fixed part (us) layer_norm %.2f softmax %.2f", opstudy::fixed_ms(rows, ops::OpKind::layer_norm, nullptr) * 1e3,
               opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);
+  std::printf("; issue cost (thread-instructions per element)");
+  for (const auto& c : mlp::issue_costs) std::printf(" %s %.0f", std::string(c.op).c_str(), opstudy::issue_cost(rows, std::string(c.op), nullptr));
   std::printf("; call floors (us)");
   for (const auto& op : opstudy::study_ops)
     if (const auto f = opstudy::floor_without(floors, op, nullptr)) std::printf(" %s %.1f", op.c_str(), *f * 1e3);
   std::printf("\n\n");
   std::printf("The left-out GPU's bandwidth is estimated from its spec and the other GPUs of its memory technology; a call-timed\n"
-              "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel times or an additive call).\n\n");
-  std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM | kernel fixed part (us) | call floor | physics model | ratio from origin | origin | same time | FLOPS ratio | "
-              "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel times or an additive call).\n"
+              "The floor is the host's (Python dispatch and the event pair), not the GPU's: 'with its host's floor' gives the\n"
+              "GPU left out but its own host's floor (the 5th percentile of its latencies), the error where the host is known.\n\n");
+  std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM | kernel fixed part (us) | call floor | physics model | with its host's floor | ratio from origin | origin | same time | FLOPS ratio | "
+              "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& e : opstudy::leave_one_gpu_out(rows, cat)) {
     const bool p = e.paired > 0;
     const std::string floor = e.floor_ms > 0 ? std::to_string(int(std::lround(e.floor_ms * 1e3))) : "-";
@@ -137,8 +141,8 @@ void ops_part(const Args& a, const Catalog& cat) {
     if (!std::isnan(e.share)) std::snprintf(share, sizeof share, "%.2f", e.share);
     char fixed[16];
     std::snprintf(fixed, sizeof fixed, "%.2f", e.fixed_ms * 1e3);
-    std::printf("| %s | %s | %zu | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, share, e.l2, fixed,
-                floor.c_str(), pct(e.model).c_str(),
+    std::printf("| %s | %s | %zu | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, share, e.l2, fixed,
+                floor.c_str(), pct(e.model).c_str(), pct(e.model_own_floor, !std::isnan(e.model_own_floor)).c_str(),
                 pct(e.ratio, p).c_str(), p ? e.origin.c_str() : "-", pct(e.same, p).c_str(), pct(e.flops, p).c_str(), pct(e.bandwidth, p).c_str());
   }
 }

@@ -253,6 +253,40 @@ inline constexpr ConvModel conv_model{};
   return std::exp(s);
 }
 
+// Elementwise operators whose per-element code, not their bytes, bounds them once their working set sits in
+// L2: FP32 pow and division run at 1.07 (pow), 1.11 (pow with a scalar exponent) and 1.28 (div) elements per
+// clock per SM on both the H100 and the H200 with 8-32 MB working sets (the same SMs and clock, 1.4x the
+// DRAM rate: the cap is the SM's; kernel time with its fixed part), where add reaches 1.7-1.9 and the unary
+// ops 2.2-2.6. Taken as warp
+// instructions at the SM's issue rate, the cost transfers by SMs x clock: 4 warp schedulers x 32 threads per
+// clock on every NVIDIA SM since Maxwell (GP100: two dual-issue schedulers). On the older GPUs' DRAM-bound
+// sizes it never binds (A100 pow: 96 G elements/s measured against a 163 G cap). Thread-instructions per
+// element: the median over habitat's H100/H200 rows (data/opdata/*_neusight, CUPTI kernel times, 0.1-0.9x
+// L2, the shortest kernel taken off); `habitat-gemm-study --part ops` re-derives them leaving one GPU out.
+inline constexpr double issue_per_clk_per_sm = 128;
+struct IssueCost {
+  std::string_view op;  // NeuSight's operator name
+  double per_element;
+};
+inline constexpr std::array<IssueCost, 3> issue_costs{{{"pow", 98}, {"powu", 99}, {"div", 80}}};
+
+// The op's issue cost per element (0: its bytes bound it).
+[[nodiscard]] inline double issue_cost(const OpQuery& q) {
+  if (q.op != ops::OpKind::elementwise) return 0;
+  const auto name = floor_op_name(q);
+  for (const auto& c : issue_costs)
+    if (c.op == name) return c.per_element;
+  return 0;
+}
+
+// Milliseconds the op's per-element code takes at g's issue rate (per_element < 0: the op's constant).
+[[nodiscard]] inline double issue_ms(const OpQuery& q, const Device& g, double per_element = -1) {
+  const double cost = per_element >= 0 ? per_element : issue_cost(q);
+  if (!(cost > 0)) return 0;
+  const double elements = q.dims[0] * q.dims[1] * (q.pass == ops::Pass::backward ? 2 : 1);
+  return elements * cost / (issue_per_clk_per_sm * std::max(g.sms, 1) * g.load_clock_mhz(Precision::fp32) * 1e3);
+}
+
 // The fixed part of the op's kernels (ms): a reduction's, else the shortest kernel's.
 [[nodiscard]] inline double fixed_ms(ops::OpKind k) {
   switch (k) {
@@ -264,15 +298,17 @@ inline constexpr ConvModel conv_model{};
 }
 
 // Milliseconds of the op's kernels on g at a given share of the sustained roofline (a convolution: at its
-// efficiency under `conv`); never below its bound (at L2 rates for a working set that stays there).
+// efficiency under `conv`), or at its issue cost where that is longer; never below its bound (at L2 rates for
+// a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
                                               double l2_per_clk_sm = op_physics_shares.l2_bytes_per_clk_per_sm,
-                                              const ConvCoefs& conv = conv_model.coefs, double fixed = -1) {
+                                              const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   const double bytes = dram_bytes(q, w.bytes, g, l2_per_clk_sm);
   const double bound = op_bound_ms(q, g, w.flops, bytes);
   const double work = conv_like(q.op) ? sustained_compute_ms(q, g) / conv_efficiency(q, g, conv)
-                                      : roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share;
+                                      : std::max(roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share,
+                                                 issue_ms(q, g, issue));
   return std::max(bound, (fixed >= 0 ? fixed : fixed_ms(q.op)) + work);
 }
 

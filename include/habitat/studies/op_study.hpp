@@ -147,6 +147,23 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return detail::median(std::move(v), mlp::op_physics_shares.l2_bytes_per_clk_per_sm);
 }
 
+// The issue cost per element of an operator that has one (mlp::issue_costs), from kernel-timed rows whose
+// working set is 0.1-0.9x L2: the median of the kernel time less the shortest kernel, in the SM's issue slots,
+// per element; 0 for the operators their bytes bound.
+[[nodiscard]] inline double issue_cost(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
+  const auto it = std::find_if(mlp::issue_costs.begin(), mlp::issue_costs.end(), [&](const auto& c) { return c.op == op; });
+  if (it == mlp::issue_costs.end()) return 0;
+  std::vector<double> v;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || r.call_timed || r.op != op) continue;
+    const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
+    const double k = r.measured_ms - mlp::op_physics_shares.kernel_floor_ms;
+    if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= 0) continue;
+    v.push_back(k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * mlp::issue_per_clk_per_sm / (r.q.dims[0] * r.q.dims[1]));
+  }
+  return detail::median(std::move(v), it->per_element);
+}
+
 // The fixed part of a layer norm's or softmax's kernels (mlp::fixed_ms): the median kernel of kernel-timed rows
 // whose working set is under 1 MB, leaving out one GPU; the shortest kernel's for the other families.
 [[nodiscard]] inline double fixed_ms(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
@@ -177,8 +194,12 @@ struct ErrorRow {
   mlp::ConvCoefs conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
   double l2 = 0;        // the L2 rate (bytes/clk/SM) derived without it
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
+  double issue = 0;     // the operator's issue cost per element (pow, div: derived without it; 0: none)
   double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
+  // The model with the GPU's own host floor (a fact of the machine it was timed on, not of the GPU): what is
+  // left of its error where the host is known. NaN where the rows have no floor.
+  double model_own_floor = std::nan("");
   std::string origin;
 };
 
@@ -204,18 +225,24 @@ struct ErrorRow {
       if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
       e.l2 = l2_rate(rows, g);
       e.fixed_ms = fixed_ms(rows, kind, g);
+      e.issue = issue_cost(rows, op, g);
       const auto floor = floor_without(floors, op, g);
+      const auto own = floors.find({g, op});
+      double own_sum = 0;
       for (const auto& r : rows) {
         if (r.gpu != g || r.op != op) continue;
         ++e.n;
         // The row as the model would time it: a call in the row's protocol, or the kernels alone.
-        auto timed = [&](double kernel) {
+        auto timed_with = [&](double kernel, std::optional<double> floor_ms) {
           auto f = mlp::call_floor(r.q);
-          if (f && floor) f->ms = *floor;
+          if (f && floor_ms) f->ms = *floor_ms;
           return r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel;
         };
+        auto timed = [&](double kernel) { return timed_with(kernel, floor); };
         if (r.call_timed && floor) e.floor_ms = *floor;
-        e.model += std::abs(timed(mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms)) / r.measured_ms - 1);
+        const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue);
+        e.model += std::abs(timed(kernel) / r.measured_ms - 1);
+        if (own != floors.end()) own_sum += std::abs(timed_with(kernel, own->second) / r.measured_ms - 1);
         const auto it = origin ? by_gpu[origin].find(Key{r.op, r.q.dims}) : by_gpu[g].end();
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
@@ -224,8 +251,8 @@ struct ErrorRow {
         // kernel time stands in for it there.
         const auto of = floors.find({o.gpu, o.op});
         const bool hidden = o.call_timed && of != floors.end() && o.measured_ms < 1.1 * of->second;
-        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms) : kernel_ms(o, floors), 1e-4);
-        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms);
+        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue) : kernel_ms(o, floors), 1e-4);
+        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue);
         auto err = [&](double factor) { return std::abs(timed(ok * factor) / r.measured_ms - 1); };
         e.ratio += err(ratio);
         e.same += err(1);
@@ -234,6 +261,7 @@ struct ErrorRow {
       }
       if (e.n == 0) continue;
       e.model /= double(e.n);
+      if (own != floors.end() && e.floor_ms > 0) e.model_own_floor = own_sum / double(e.n);
       const double p = double(std::max<std::size_t>(e.paired, 1));
       e.ratio /= p, e.same /= p, e.flops /= p, e.bandwidth /= p;
       out.push_back(e);
