@@ -4,6 +4,7 @@
 //   habitat-gemm-study --public ../shared/data/neusight --opdata data/opdata [--write-params FILE] [--check]
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -20,7 +21,7 @@ using namespace habitat;
 namespace {
 
 struct Args {
-  std::string public_dir, opdata_dir = "data/opdata", params_out, dump, part = "all";
+  std::string public_dir, opdata_dir = "data/opdata", params_out, dump, dump_ops, part = "all";
   int iterations = 300;
   std::size_t bmm_every = 8;
   double check_limit = 0;
@@ -109,6 +110,31 @@ bool gemm_part(const Args& a, const Catalog& cat) {
   return ok;
 }
 
+// Every row of the other operations with the model's time for it leaving its GPU out (the constants of its
+// ErrorRow), for studies of what the model misses.
+void dump_op_rows(const std::string& path, const std::vector<opstudy::Row>& rows, const std::vector<opstudy::ErrorRow>& errors) {
+  std::ofstream out(path);
+  if (!out) throw make_error(path, "", "cannot write");
+  std::vector<const Device*> gpus;
+  for (const auto& r : rows)
+    if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  std::map<std::pair<std::string, std::string>, const opstudy::ErrorRow*> by;
+  for (const auto& e : errors) by[{e.gpu, e.op}] = &e;
+  out << "gpu,op,d0,d1,d2,d3,d4,d5,d6,call_timed,measured_ms,kernel_ms,model_ms\n";
+  for (const auto& r : rows) {
+    const auto it = by.find({r.gpu->name, r.op});
+    if (it == by.end()) continue;
+    const auto& e = *it->second;
+    const Device est = opstudy::unseen(*r.gpu, gpus);
+    const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue);
+    auto f = mlp::call_floor(r.q);
+    if (f && e.floor_ms > 0) f->ms = e.floor_ms;
+    out << r.gpu->name << "," << r.op;
+    for (std::size_t i = 0; i < 7; ++i) out << "," << r.q.dims[i];
+    out << "," << r.call_timed << "," << r.measured_ms << "," << kernel << "," << (r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel) << "\n";
+  }
+}
+
 // The other operations: the physics op model, leaving one GPU out of the roofline shares.
 void ops_part(const Args& a, const Catalog& cat) {
   const auto rows = opstudy::load_rows(cat, a.public_dir, a.opdata_dir);
@@ -134,7 +160,9 @@ void ops_part(const Args& a, const Catalog& cat) {
               "GPU left out but its own host's floor (the 5th percentile of its latencies), the error where the host is known.\n\n");
   std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM | kernel fixed part (us) | call floor | physics model | with its host's floor | ratio from origin | origin | same time | FLOPS ratio | "
               "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (const auto& e : opstudy::leave_one_gpu_out(rows, cat)) {
+  const auto errors = opstudy::leave_one_gpu_out(rows, cat);
+  if (!a.dump_ops.empty()) dump_op_rows(a.dump_ops, rows, errors);
+  for (const auto& e : errors) {
     const bool p = e.paired > 0;
     const std::string floor = e.floor_ms > 0 ? std::to_string(int(std::lround(e.floor_ms * 1e3))) : "-";
     char share[16] = "efficiency";  // convolutions: their efficiency model, fitted without the GPU
@@ -156,6 +184,7 @@ int main(int argc, char** argv) {
   app.add_option("--opdata", a.opdata_dir, "habitat's measurements (<gpu>_neusight/{linear,bmm}.csv)");
   app.add_option("--write-params", a.params_out, "write the constants fitted on every GPU as a C++ header");
   app.add_option("--dump", a.dump, "write every row with its catalog physics and each fit's prediction as CSV");
+  app.add_option("--dump-ops", a.dump_ops, "write every row of the other operations with the model's time leaving its GPU out, as CSV");
   app.add_option("--iterations", a.iterations, "Nelder-Mead iterations per fit");
   app.add_option("--bmm-every", a.bmm_every, "use every n-th bmm configuration (the public bmm set is 3x the others)");
   app.add_option("--check", a.check_limit, "exit 1 if any GPU's ratio-method or direct error (whichever is lower) exceeds this share");
