@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <set>
@@ -121,21 +122,33 @@ TEST_CASE("a trace without ProfilerStep is read as one step (asked for) and pred
   }
 }
 
-// PyTorch 1.x wrote ProfilerStep#N as an operator (category "Operator"): read as steps, not refused.
-TEST_CASE("old-format ProfilerStep operators and optimizer-step iterations are steps") {
+// PyTorch 1.9 and older wrote ProfilerStep#N as an operator (category "Operator"); a trace recorded without a
+// schedule may still hold optimizer steps. Neither is taken silently: the error says what the trace has and the
+// flag that reads it; with --infer-steps both are read as steps.
+TEST_CASE("old-format ProfilerStep operators and optimizer-step iterations: refused with the fix, read with --infer-steps") {
   const std::string old_format = std::string(HABITAT_SHARED_DATA) + "/wild/kineto_v100dgxs_resnet50_w0.pt.trace.json.gz";
   const std::string no_steps = std::string(HABITAT_SHARED_DATA) + "/wild/param_rtx2080ti_resnet.json.gz";
   if (!std::filesystem::exists(old_format) || !std::filesystem::exists(no_steps)) {
     WARN("skipped: ../shared/data/wild is missing");
     return;
   }
-  const Trace t = kineto::read_trace(old_format);
+  using Catch::Contains;
+  CHECK_THROWS_WITH(kineto::read_trace(old_format), Contains("kineto_v100dgxs_resnet50_w0") && Contains("'Operator' events") &&
+                                                         Contains("PyTorch 1.9") && Contains("--infer-steps"));
+  CHECK_THROWS_WITH(kineto::read_trace(no_steps), Contains("no ProfilerStep#N annotation") && Contains("30 optimizer steps") &&
+                                                      Contains("--infer-steps") && Contains("--whole-trace"));
+  const Trace t = kineto::read_trace(old_format, {.infer_steps = true});
   CHECK(t.step_name.starts_with("ProfilerStep#"));
   CHECK(t.profiled_steps >= 2);
-  const Trace r = kineto::read_trace(no_steps);  // 30 Optimizer.step# annotations, no ProfilerStep
+  CHECK(std::any_of(t.warnings.begin(), t.warnings.end(), [](const std::string& w) { return w.find("PyTorch 1.9") != std::string::npos; }));
+  const Trace r = kineto::read_trace(no_steps, {.infer_steps = true});  // 30 Optimizer.step# annotations, no ProfilerStep
   CHECK(r.step_name.find("between optimizer steps") != std::string::npos);
   CHECK(r.profiled_steps == 29);
   CHECK(!r.kernels.empty());
+  // --whole-trace takes all of it as one step, optimizer steps or not.
+  const Trace w = kineto::read_trace(no_steps, {.whole_trace = true});
+  CHECK(w.profiled_steps == 1);
+  CHECK(w.kernels.size() > r.kernels.size());
 }
 
 namespace {

@@ -50,7 +50,10 @@ void add_common(CLI::App& app, Common& c, bool html = false) {
 
 void add_model(CLI::App& app, Common& c) {
   app.add_option("--step", c.step, "ProfilerStep number to use (default: the last one with GPU work)");
-  app.add_flag("--whole-trace", c.whole_trace, "a trace with no ProfilerStep#N and no optimizer steps: predict all of it as one step");
+  app.add_flag("--whole-trace", c.whole_trace, "a trace with no ProfilerStep#N: predict all of it as one step");
+  app.add_flag("--infer-steps", c.infer_steps,
+               "a trace with no ProfilerStep#N of PyTorch 1.10 or later: take PyTorch 1.9's ProfilerStep operators, or the iterations "
+               "between optimizer steps, as its steps (not validated)");
   app.add_option("--scaling", c.scaling,
                  "kernel scaling: roofline (per-SM datapaths, sustained clocks and bandwidth; default) or wave (Eq. 1/2 with --waves, --gamma)")
       ->check(CLI::IsMember({"roofline", "wave"}));

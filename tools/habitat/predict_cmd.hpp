@@ -43,6 +43,7 @@ struct Common {
   std::string gamma = "roofline-utilization";
   std::optional<long> step;
   bool whole_trace = false;
+  bool infer_steps = false;
   std::vector<std::string> metric_files;
   std::string predictor = "physics";
   std::string models;
@@ -84,7 +85,7 @@ inline Trace load(const std::string& path, const Common& c) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!c.quiet) std::cerr << "habitat: reading " << path << " ..." << std::flush;
   mid_line = !c.quiet;
-  kineto::ReadOptions ro{c.step, {}, c.whole_trace};
+  kineto::ReadOptions ro{c.step, {}, c.whole_trace, c.infer_steps};
   // Large traces: show how far the read has got, on a terminal only (logs stay clean).
   if (!c.quiet && isatty(STDERR_FILENO) && path != "-") {
     const auto size = std::filesystem::file_size(path);

@@ -207,7 +207,7 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
             what_if: Union[str, Sequence[str], None] = None, world_size: Optional[int] = None, host: Optional[str] = None,
             origin: Optional[str] = None, origin_host: Optional[str] = None, predictor: str = "physics",
             devices: Union[str, Sequence[str], None] = None, step: Optional[int] = None, whole_trace: bool = False,
-            parallel: str = "ddp") -> Result:
+            parallel: str = "ddp", infer_steps: bool = False) -> Result:
     """Predict a traced training step on other GPUs.
 
     trace: a Kineto trace file (.json or .json.gz), a ``torch.profiler.profile`` after its step, or the trace as a dict.
@@ -220,13 +220,15 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
     origin: the GPU the trace was recorded on, where it does not
     say. predictor: physics (default), tile, scaling, wave or hybrid. devices: device files (habitat.devices/1).
     step: the ProfilerStep number (default: the last with GPU work, or the most typical where that one is an outlier).
-    whole_trace: a trace with no ProfilerStep#N and no optimizer steps is read as one step (else it is an error).
+    whole_trace: a trace with no ProfilerStep#N is read as one step (else it is an error).
+    infer_steps: a trace with no ProfilerStep#N of PyTorch 1.10 or later: PyTorch 1.9's ProfilerStep operators, or the
+    iterations between optimizer steps, are taken as its steps (not validated; else it is an error saying what it has).
     """
     keep: list = []
     try:
         path = _trace_path(trace, keep)
         args = (path, _as_list(to), origin, batch, _as_list(what_if), world_size or 1, host, origin_host, predictor,
-                _as_list(devices), step, whole_trace, parallel)
+                _as_list(devices), step, whole_trace, infer_steps, parallel)
         text, table, warnings = _habitat.predict(*args)
     finally:
         for p in keep:

@@ -132,6 +132,18 @@ def test_malformed_trace_is_habitat_error(tmp_path):
         habitat.predict(str(empty), to=["H200"])
 
 
+OLD_FORMAT = os.path.join(ROOT, "..", "shared", "data", "wild", "kineto_v100dgxs_resnet50_w0.pt.trace.json.gz")
+
+
+@pytest.mark.skipif(not os.path.exists(OLD_FORMAT), reason="../shared/data/wild is missing")
+def test_old_format_trace_needs_infer_steps():
+    with pytest.raises(habitat.Error, match="PyTorch 1.9.*--infer-steps"):
+        habitat.predict(OLD_FORMAT, to=["H200"])
+    r = habitat.predict(OLD_FORMAT, to=["H200"], infer_steps=True)
+    assert r["H200"].gpu_active_ms > 0
+    assert any("PyTorch 1.9" in w for w in r.warnings)
+
+
 def test_track_without_a_gpu_says_so():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():

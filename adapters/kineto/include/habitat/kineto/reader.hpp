@@ -33,6 +33,10 @@ struct ReadOptions {
   // A trace with neither ProfilerStep#N nor optimizer steps: read all of it as one step (else an error says
   // how to choose); its iteration then spans the whole recording, idle time included.
   bool whole_trace = false;
+  // A trace without PyTorch 1.10+'s ProfilerStep#N annotations: take PyTorch 1.9's ProfilerStep operators, or
+  // the iterations between optimizer steps, as its steps (else an error says what the trace has and how to
+  // choose). Neither format was validated: their step boundaries are the profiler's of another time, or a guess.
+  bool infer_steps = false;
 };
 
 namespace detail {
@@ -96,6 +100,7 @@ struct Collector {
   Retention retention;
   std::vector<RawStep> steps;
   std::vector<RawStep> optimizer_steps;  // Optimizer.step# annotations, numbered in file order
+  long legacy_steps = 0;                  // ProfilerStep#N written as 'Operator' events (PyTorch 1.9 and older)
   // Every launch's (correlation, start) and every GPU event's (correlation, start, duration) in the file: which
   // steps launched GPU work, and how much, to tell a typical step from an outlier (16 and 24 bytes an event).
   struct GpuSpan {
@@ -173,6 +178,7 @@ struct Collector {
       case Category::cpu_op:
         // PyTorch 1.x wrote ProfilerStep#N as an operator; so does record_function for Optimizer.step in some versions.
         if (e.name.str().starts_with("ProfilerStep#")) {
+          if (is(e.cat.str(), "Operator")) ++legacy_steps;
           add_step(e.name.str(), *ts, *dur);
           break;
         }
@@ -415,7 +421,7 @@ inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_s
 // first, before any optimizer step ended, is not a whole iteration and is left out). Otherwise the whole
 // trace is one step where the caller asks for it (its span is often set-up and idle time, seconds around
 // milliseconds of GPU work: not an iteration to be taken silently). Either way the output says what was found.
-inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::string>& warnings) {
+inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vector<std::string>& warnings) {
   double lo = 1e300, hi = -1e300;
   auto span = [&](double ts, double dur) { lo = std::min(lo, ts), hi = std::max(hi, ts + dur); };
   for (const auto& op : c.ops) span(op.start_us, op.duration_us);
@@ -425,7 +431,14 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
   if (!(hi > lo)) throw make_error(c.path, "steps", "no operations or CUDA calls with a time span: nothing to take as a step");
   auto& opt = c.optimizer_steps;
   std::sort(opt.begin(), opt.end(), [](const RawStep& a, const RawStep& b) { return a.start < b.start; });
-  if (opt.size() >= 2) {
+  const std::string span_ms = std::to_string(static_cast<long long>((hi - lo) / 1e3));
+  if (opt.size() >= 2 && !options.infer_steps && !options.whole_trace)
+    throw make_error(c.path, "steps",
+                     "no ProfilerStep#N annotation, but " + std::to_string(opt.size()) +
+                         " optimizer steps (Optimizer.step#), between which the iterations are likely to lie: pass --infer-steps to take "
+                         "them as the steps, --whole-trace to predict all " + span_ms +
+                         " ms of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
+  if (opt.size() >= 2 && !options.whole_trace) {
     for (std::size_t i = 1; i < opt.size(); ++i) {
       const double start = opt[i - 1].start + opt[i - 1].dur, end = opt[i].start + opt[i].dur;
       if (end > start) c.steps.push_back({static_cast<long>(i), start, end - start, {}});
@@ -435,8 +448,7 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
                        std::to_string(c.steps.size()) + ", or record with a profiler schedule and prof.step() for exact boundaries");
     if (!c.steps.empty()) return;
   }
-  const std::string span_ms = std::to_string(static_cast<long long>((hi - lo) / 1e3));
-  if (!whole_trace)
+  if (!options.whole_trace)
     throw make_error(c.path, "steps",
                      "no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : " and no optimizer steps") +
                          ": where an iteration starts is unknown; pass --whole-trace to predict all " + span_ms +
@@ -461,7 +473,13 @@ inline void synthesize_steps(Collector& c, bool whole_trace, std::vector<std::st
   // Without ProfilerStep annotations every event was kept (there was no step to rule any out): the iterations
   // are found from the optimizer's steps, else the whole trace is one step.
   const bool synthesized = c.steps.empty();
-  if (synthesized) detail::synthesize_steps(c, options.whole_trace, t.warnings);
+  if (synthesized) detail::synthesize_steps(c, options, t.warnings);
+  if (!synthesized && c.legacy_steps == static_cast<long>(c.steps.size()) && !options.infer_steps)
+    throw make_error(path, "steps",
+                     "its ProfilerStep#N are 'Operator' events, the trace format of PyTorch 1.9 and older, on which habitat is not "
+                     "validated: pass --infer-steps to read them as steps all the same, or record again with PyTorch 1.10 or later");
+  if (!synthesized && c.legacy_steps > 0)
+    t.warnings.push_back("the trace's ProfilerStep#N are 'Operator' events (PyTorch 1.9 and older): read as steps (--infer-steps), not validated");
   std::sort(c.steps.begin(), c.steps.end(), [](const auto& a, const auto& b) { return a.number < b.number; });
   t.profiled_steps = static_cast<int>(c.steps.size());
   {  // the loop's period: the median spacing of consecutive steps' starts
