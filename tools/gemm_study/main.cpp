@@ -126,7 +126,7 @@ void dump_op_rows(const std::string& path, const std::vector<opstudy::Row>& rows
     if (it == by.end()) continue;
     const auto& e = *it->second;
     const Device est = opstudy::unseen(*r.gpu, gpus);
-    const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue);
+    const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row);
     auto f = mlp::call_floor(r.q);
     if (f && e.floor_ms > 0) f->ms = e.floor_ms;
     out << r.gpu->name << "," << r.op;
@@ -150,6 +150,8 @@ void ops_part(const Args& a, const Catalog& cat) {
               opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);
   std::printf("; issue cost (thread-instructions per element)");
   for (const auto& c : mlp::issue_costs) std::printf(" %s %.0f", std::string(c.op).c_str(), opstudy::issue_cost(rows, std::string(c.op), nullptr));
+  const auto row = opstudy::row_latency(rows, nullptr);
+  std::printf("; softmax warp row (us + clk/element) %.2f + %.2f", row.base_ms * 1e3, row.clk_per_element);
   std::printf("; call floors (us)");
   for (const auto& op : opstudy::study_ops)
     if (const auto f = opstudy::floor_without(floors, op, nullptr)) std::printf(" %s %.1f", op.c_str(), *f * 1e3);

@@ -297,19 +297,39 @@ inline constexpr std::array<IssueCost, 3> issue_costs{{{"pow", 98}, {"powu", 99}
   }
 }
 
+// A softmax row of up to softmax_warp_max_h elements runs on one warp (ATen's softmax_warp_forward; longer rows
+// take a block each): with fewer rows than the GPU holds warps, the kernel lasts one row's latency, which grows
+// with the row's length in SM clocks. On the H100 and the H200 (torch 2.11: warp rows up to 2,048; torch 2.1's
+// public data: 1,024, hidden under its timed calls), 1.1 us plus 5.6 clocks per element: 6.0 us for a row of
+// 1,745 elements, where its bytes take well under a microsecond. Least squares over the Hopper rows of at most one
+// row per SM and 256-2,048 elements (data/opdata/*_neusight, CUPTI kernel times); `habitat-gemm-study --part
+// ops` re-derives it leaving one GPU out.
+struct RowLatency {
+  double base_ms = 0.00111, clk_per_element = 5.59;
+};
+inline constexpr double softmax_warp_max_h = 2048;
+inline constexpr RowLatency softmax_row_latency{};
+
+// The latency of the op's longest row where one warp runs it (ms; 0 for other ops and rows).
+[[nodiscard]] inline double row_latency_ms(const OpQuery& q, const Device& g, const RowLatency& r = softmax_row_latency) {
+  if (q.op != ops::OpKind::softmax || q.dims[1] > softmax_warp_max_h) return 0;
+  return r.base_ms + std::max(q.dims[1], 0.0) * r.clk_per_element / (g.load_clock_mhz(Precision::fp32) * 1e3);
+}
+
 // Milliseconds of the op's kernels on g at a given share of the sustained roofline (a convolution: at its
-// efficiency under `conv`), or at its issue cost where that is longer; never below its bound (at L2 rates for
-// a working set that stays there).
+// efficiency under `conv`), or at its issue cost where that is longer, or one warp's row where that is longer
+// still; never below its bound (at L2 rates for a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
                                               double l2_per_clk_sm = op_physics_shares.l2_bytes_per_clk_per_sm,
-                                              const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1) {
+                                              const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1,
+                                              const RowLatency& row = softmax_row_latency) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   const double bytes = dram_bytes(q, w.bytes, g, l2_per_clk_sm);
   const double bound = op_bound_ms(q, g, w.flops, bytes);
   const double work = conv_like(q.op) ? sustained_compute_ms(q, g) / conv_efficiency(q, g, conv)
                                       : std::max(roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share,
                                                  issue_ms(q, g, issue));
-  return std::max(bound, (fixed >= 0 ? fixed : fixed_ms(q.op)) + work);
+  return std::max({bound, (fixed >= 0 ? fixed : fixed_ms(q.op)) + work, row_latency_ms(q, g, row)});
 }
 
 // Milliseconds of one timed call of the operation on g (kernels plus the call's overhead).

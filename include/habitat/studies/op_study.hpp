@@ -164,6 +164,22 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return detail::median(std::move(v), it->per_element);
 }
 
+// The latency of a softmax row run by one warp (mlp::RowLatency): least squares of kernel time on the row's
+// length in SM clocks, over kernel-timed rows of at most one row per SM and 256 to softmax_warp_max_h elements.
+[[nodiscard]] inline mlp::RowLatency row_latency(const std::vector<Row>& rows, const Device* leave_out) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || r.call_timed || r.q.op != ops::OpKind::softmax) continue;
+    if (r.q.dims[0] > r.gpu->sms || r.q.dims[1] <= 256 || r.q.dims[1] > mlp::softmax_warp_max_h) continue;
+    const double x = r.q.dims[1] / (r.gpu->load_clock_mhz(Precision::fp32) * 1e3), y = r.measured_ms;
+    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double det = n * sxx - sx * sx;
+  if (n < 10 || !(det > 0)) return mlp::softmax_row_latency;
+  const double slope = (n * sxy - sx * sy) / det;
+  return {(sy - slope * sx) / n, slope};
+}
+
 // The fixed part of a layer norm's or softmax's kernels (mlp::fixed_ms): the median kernel of kernel-timed rows
 // whose working set is under 1 MB, leaving out one GPU; the shortest kernel's for the other families.
 [[nodiscard]] inline double fixed_ms(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
@@ -195,6 +211,7 @@ struct ErrorRow {
   double l2 = 0;        // the L2 rate (bytes/clk/SM) derived without it
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
   double issue = 0;     // the operator's issue cost per element (pow, div: derived without it; 0: none)
+  mlp::RowLatency row;  // a softmax warp row's latency (derived without it)
   double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
   // The model with the GPU's own host floor (a fact of the machine it was timed on, not of the GPU): what is
@@ -226,6 +243,7 @@ struct ErrorRow {
       e.l2 = l2_rate(rows, g);
       e.fixed_ms = fixed_ms(rows, kind, g);
       e.issue = issue_cost(rows, op, g);
+      e.row = row_latency(rows, g);
       const auto floor = floor_without(floors, op, g);
       const auto own = floors.find({g, op});
       double own_sum = 0;
@@ -240,7 +258,7 @@ struct ErrorRow {
         };
         auto timed = [&](double kernel) { return timed_with(kernel, floor); };
         if (r.call_timed && floor) e.floor_ms = *floor;
-        const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue);
+        const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row);
         e.model += std::abs(timed(kernel) / r.measured_ms - 1);
         if (own != floors.end()) own_sum += std::abs(timed_with(kernel, own->second) / r.measured_ms - 1);
         const auto it = origin ? by_gpu[origin].find(Key{r.op, r.q.dims}) : by_gpu[g].end();
@@ -251,8 +269,8 @@ struct ErrorRow {
         // kernel time stands in for it there.
         const auto of = floors.find({o.gpu, o.op});
         const bool hidden = o.call_timed && of != floors.end() && o.measured_ms < 1.1 * of->second;
-        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue) : kernel_ms(o, floors), 1e-4);
-        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue);
+        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row) : kernel_ms(o, floors), 1e-4);
+        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row);
         auto err = [&](double factor) { return std::abs(timed(ok * factor) / r.measured_ms - 1); };
         e.ratio += err(ratio);
         e.same += err(1);
