@@ -225,7 +225,7 @@ struct ConvModel {
   double k_half = 256;    // reduction depth at which the K loop is half the tile's time (LOGO flat at 64-1024)
   // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most 2600).
   double max_waves = 2600;
-  ConvCoefs coefs{-0.475, 0.370, 0.974, 0.321, 0.430};  // intercept, q, depth, waves, algorithm
+  ConvCoefs coefs{-0.474, 0.369, 0.967, 0.321, 0.432};  // intercept, q, depth, waves, algorithm
 };
 inline constexpr ConvModel conv_model{};
 
