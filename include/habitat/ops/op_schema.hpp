@@ -50,10 +50,18 @@ inline constexpr std::array<OpSchema, 10> op_schemas{{
 struct ElementwiseOp {
   std::string_view name;
   double operands, code;
+  double flops = 1;  // per element: a transcendental counts 8
 };
 inline constexpr std::array<ElementwiseOp, 11> elementwise_ops{{{"add", 2, 1}, {"addu", 1, 1}, {"mul", 2, 2}, {"mulu", 1, 2},
-                                                                {"div", 2, 3}, {"divu", 1, 3}, {"pow", 2, 4}, {"powu", 1, 4},
-                                                                {"relu", 1, 5}, {"tanh", 1, 6}, {"gelu", 1, 7}}};
+                                                                {"div", 2, 3}, {"divu", 1, 3}, {"pow", 2, 4, 8}, {"powu", 1, 4, 8},
+                                                                {"relu", 1, 5}, {"tanh", 1, 6, 8}, {"gelu", 1, 7, 8}}};
+
+// FLOPs per element of the elementwise operator with this code (1 for a code the table does not know).
+[[nodiscard]] constexpr double elementwise_flops(double code) {
+  for (const auto& e : elementwise_ops)
+    if (e.code == code) return e.flops;
+  return 1;
+}
 
 [[nodiscard]] constexpr const OpSchema& schema(OpKind k) { return op_schemas[static_cast<int>(k)]; }
 
@@ -130,7 +138,7 @@ inline void fill_derived_dims(OpKind k, std::string_view name, Dims& d) {
     }
     case OpKind::elementwise: {
       const double n = d[0] * d[1];
-      w.flops = n * std::max(1.0, d[3] >= 4 ? 8.0 : 1.0);  // pow, tanh, gelu: transcendental
+      w.flops = n * elementwise_flops(d[3]);
       w.bytes = e * n * (std::max(d[2], 1.0) + 1);
       break;
     }
