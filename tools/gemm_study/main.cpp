@@ -115,9 +115,9 @@ bool gemm_part(const Args& a, const Catalog& cat) {
 void dump_op_rows(const std::string& path, const std::vector<opstudy::Row>& rows, const std::vector<opstudy::ErrorRow>& errors) {
   std::ofstream out(path);
   if (!out) throw make_error(path, "", "cannot write");
-  std::vector<const Device*> gpus;
-  for (const auto& r : rows)
-    if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  const auto gpus = opstudy::gpus_of(rows);
+  std::map<const Device*, Device> unseen;  // each GPU as the model knows it left out, made once
+  for (const Device* g : gpus) unseen.emplace(g, opstudy::unseen(*g, gpus));
   std::map<std::pair<std::string, std::string>, const opstudy::ErrorRow*> by;
   for (const auto& e : errors) by[{e.gpu, e.op}] = &e;
   out << "gpu,op,d0,d1,d2,d3,d4,d5,d6,call_timed,measured_ms,kernel_ms,model_ms\n";
@@ -125,13 +125,11 @@ void dump_op_rows(const std::string& path, const std::vector<opstudy::Row>& rows
     const auto it = by.find({r.gpu->name, r.op});
     if (it == by.end()) continue;
     const auto& e = *it->second;
-    const Device est = opstudy::unseen(*r.gpu, gpus);
-    const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row);
-    auto f = mlp::call_floor(r.q);
-    if (f && e.floor_ms > 0) f->ms = e.floor_ms;
+    const double kernel = e.kernel_ms(r.q, unseen.at(r.gpu));
     out << r.gpu->name << "," << r.op;
     for (std::size_t i = 0; i < 7; ++i) out << "," << r.q.dims[i];
-    out << "," << r.call_timed << "," << r.measured_ms << "," << kernel << "," << (r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel) << "\n";
+    out << "," << r.call_timed << "," << r.measured_ms << "," << kernel << ","
+        << opstudy::timed_ms(r, kernel, e.floor_ms > 0 ? std::optional(e.floor_ms) : std::nullopt) << "\n";
   }
 }
 

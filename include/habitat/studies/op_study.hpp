@@ -218,12 +218,31 @@ struct ErrorRow {
   // left of its error where the host is known. NaN where the rows have no floor.
   double model_own_floor = std::nan("");
   std::string origin;
+
+  // The op's kernel time on g with the constants derived without this GPU.
+  [[nodiscard]] double kernel_ms(const mlp::OpQuery& q, const Device& g) const {
+    return mlp::physics_kernel_ms(q, g, share, l2, conv, fixed_ms, issue, row);
+  }
 };
 
-[[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat) {
+// The GPUs of the rows, in their first row's order.
+[[nodiscard]] inline std::vector<const Device*> gpus_of(const std::vector<Row>& rows) {
   std::vector<const Device*> gpus;
   for (const auto& r : rows)
     if (std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  return gpus;
+}
+
+// The row as the model would time it: a call in the row's protocol (with floor_ms as the call's floor where
+// given), or the kernels alone.
+[[nodiscard]] inline double timed_ms(const Row& r, double kernel, std::optional<double> floor_ms) {
+  auto f = mlp::call_floor(r.q);
+  if (f && floor_ms) f->ms = *floor_ms;
+  return r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel;
+}
+
+[[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat) {
+  const auto gpus = gpus_of(rows);
   const Floors floors = call_floors(rows);
   // The same configuration on the origin: op name plus dims.
   using Key = std::pair<std::string, ops::Dims>;
@@ -250,17 +269,10 @@ struct ErrorRow {
       for (const auto& r : rows) {
         if (r.gpu != g || r.op != op) continue;
         ++e.n;
-        // The row as the model would time it: a call in the row's protocol, or the kernels alone.
-        auto timed_with = [&](double kernel, std::optional<double> floor_ms) {
-          auto f = mlp::call_floor(r.q);
-          if (f && floor_ms) f->ms = *floor_ms;
-          return r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel;
-        };
-        auto timed = [&](double kernel) { return timed_with(kernel, floor); };
         if (r.call_timed && floor) e.floor_ms = *floor;
-        const double kernel = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row);
-        e.model += std::abs(timed(kernel) / r.measured_ms - 1);
-        if (own != floors.end()) own_sum += std::abs(timed_with(kernel, own->second) / r.measured_ms - 1);
+        const double kernel = e.kernel_ms(r.q, est);
+        e.model += std::abs(timed_ms(r, kernel, floor) / r.measured_ms - 1);
+        if (own != floors.end()) own_sum += std::abs(timed_ms(r, kernel, own->second) / r.measured_ms - 1);
         const auto it = origin ? by_gpu[origin].find(Key{r.op, r.q.dims}) : by_gpu[g].end();
         if (!origin || it == by_gpu[origin].end()) continue;
         const Row& o = *it->second;
@@ -269,9 +281,10 @@ struct ErrorRow {
         // kernel time stands in for it there.
         const auto of = floors.find({o.gpu, o.op});
         const bool hidden = o.call_timed && of != floors.end() && o.measured_ms < 1.1 * of->second;
-        const double ok = std::max(hidden ? mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row) : kernel_ms(o, floors), 1e-4);
-        const double ratio = mlp::physics_kernel_ms(r.q, est, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row) / mlp::physics_kernel_ms(o.q, *origin, e.share, e.l2, e.conv, e.fixed_ms, e.issue, e.row);
-        auto err = [&](double factor) { return std::abs(timed(ok * factor) / r.measured_ms - 1); };
+        const double origin_model = e.kernel_ms(o.q, *origin);
+        const double ok = std::max(hidden ? origin_model : kernel_ms(o, floors), 1e-4);
+        const double ratio = kernel / origin_model;
+        auto err = [&](double factor) { return std::abs(timed_ms(r, ok * factor, floor) / r.measured_ms - 1); };
         e.ratio += err(ratio);
         e.same += err(1);
         e.flops += err(origin->fp32_tflops() / g->fp32_tflops());
