@@ -13,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "habitat/device/device.hpp"
@@ -38,8 +39,9 @@ struct OpPhysicsShares {
   // An elementwise op whose working set fits in L2 finds it there on back-to-back calls and streams it at
   // the L2's rate, which scales with SMs and clock (its slices do), not with DRAM: bytes per clock per SM,
   // the median over habitat's H100 and H200 elementwise kernels of 0.1-0.9x L2 (data/opdata/*_neusight:
-  // 2.0x and 1.6x their DRAM rates, the same L2). The older GPUs' rows hide it under the call. (Layer norm
-  // and softmax kernels of that size are bound by their reductions: no gain measured.)
+  // 2.0x and 1.6x their DRAM rates, the same L2). The older GPUs' rows hide it under the call. Softmax
+  // streams from L2 too, held by its code (issue_costs); layer norm does not gain (leaving each Hopper GPU out with
+  // the L2 rate: H100 19.4% -> 23.5%, H200 13.2% -> 18.4%).
   double l2_bytes_per_clk_per_sm = 23.5;
 };
 inline constexpr OpPhysicsShares op_physics_shares{};
@@ -123,10 +125,10 @@ inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
   return op_physics_shares.gemm;
 }
 
-// Bytes as DRAM sees them: an elementwise op's working set that fits in L2 moves at the L2's rate (where
-// that is faster), so it counts as bytes x DRAM rate / L2 rate.
+// Bytes as DRAM sees them: an elementwise op's or a softmax's working set that fits in L2 moves at the L2's rate
+// (where that is faster), so it counts as bytes x DRAM rate / L2 rate.
 [[nodiscard]] inline double dram_bytes(const OpQuery& q, double bytes, const Device& g, double l2_per_clk_sm) {
-  if (q.op != ops::OpKind::elementwise || bytes > g.l2_mib * 1024 * 1024 || l2_per_clk_sm <= 0) return bytes;
+  if ((q.op != ops::OpKind::elementwise && q.op != ops::OpKind::softmax) || bytes > g.l2_mib * 1024 * 1024 || l2_per_clk_sm <= 0) return bytes;
   const double l2_gbps = l2_per_clk_sm * g.sms * g.load_clock_mhz(Precision::fp32) * 1e-3;
   return bytes * std::min(1.0, g.sustained_bandwidth_gbps() / l2_gbps);
 }
@@ -253,12 +255,24 @@ inline constexpr ConvModel conv_model{};
   return std::exp(s);
 }
 
+// A softmax row of up to softmax_warp_max_h elements runs on one warp (ATen's softmax_warp_forward; longer rows
+// take a block each): with fewer rows than the GPU holds warps, the kernel lasts one row's latency, which grows
+// with the row's length in SM clocks. On the H100 and the H200 (torch 2.11: warp rows up to 2,048; torch 2.1's
+// public data: 1,024, hidden under its timed calls), 1.1 us plus 5.6 clocks per element: 6.0 us for a row of
+// 1,745 elements, where its bytes take well under a microsecond. Least squares over the Hopper rows of at most one
+// row per SM and 256-2,048 elements (data/opdata/*_neusight, CUPTI kernel times); `habitat-gemm-study --part
+// ops` re-derives it leaving one GPU out.
+struct RowLatency {
+  double base_ms = 0.00111, clk_per_element = 5.59;
+};
+inline constexpr double softmax_warp_max_h = 2048;
+inline constexpr RowLatency softmax_row_latency{};
+
 // Elementwise operators whose per-element code, not their bytes, bounds them once their working set sits in
 // L2: FP32 pow and division run at 1.07 (pow), 1.11 (pow with a scalar exponent) and 1.28 (div) elements per
 // clock per SM on both the H100 and the H200 with 8-32 MB working sets (the same SMs and clock, 1.4x the
 // DRAM rate: the cap is the SM's; kernel time with its fixed part), where add reaches 1.7-1.9 and the unary
-// ops 2.2-2.6. Taken as warp
-// instructions at the SM's issue rate, the cost transfers by SMs x clock: 4 warp schedulers x 32 threads per
+// ops 2.2-2.6. Taken as warp instructions at the SM's issue rate, the cost transfers by SMs x clock: 4 warp schedulers x 32 threads per
 // clock on every NVIDIA SM since Maxwell (GP100: two dual-issue schedulers). On the older GPUs' DRAM-bound
 // sizes it never binds (A100 pow: 96 G elements/s measured against a 163 G cap). Thread-instructions per
 // element: the median over habitat's H100/H200 rows (data/opdata/*_neusight, CUPTI kernel times, 0.1-0.9x
@@ -268,14 +282,25 @@ struct IssueCost {
   std::string_view op;  // NeuSight's operator name
   double per_element;
 };
-inline constexpr std::array<IssueCost, 3> issue_costs{{{"pow", 98}, {"powu", 99}, {"div", 80}}};
+// Softmax on the Hopper parts is held by its code too. A row that one warp takes (softmax_warp_max_h) runs at
+// 1.6-1.9 elements per clock per SM with a 16-50 MB working set on both (streamed from L2, 12-14 bytes per clock
+// per SM of input and output, where add reaches 23.5); a longer row runs on a block, whose passes over it (its
+// maximum, its sum, its output) hold it to 0.95-1.0 at every size from 10 MB to 512 MB (2.0 and 2.1 TB/s; warp
+// rows reach 2.6 and 3.4 from DRAM). They bind on the Hopper parts, whose L2 and DRAM outrun them, and on none of
+// the public GPUs' DRAM-bound sizes (the A100 would cap block rows at 1.3 TB/s and runs them at 0.96).
+inline constexpr std::array<IssueCost, 5> issue_costs{{{"pow", 98}, {"powu", 99}, {"div", 80}, {"softmax", 71}, {"softmax_block", 119}}};
 
-// The op's issue cost per element (0: its bytes bound it).
-[[nodiscard]] inline double issue_cost(const OpQuery& q) {
-  if (q.op != ops::OpKind::elementwise) return 0;
-  const auto name = floor_op_name(q);
-  for (const auto& c : issue_costs)
-    if (c.op == name) return c.per_element;
+// The name the op's issue cost goes by: NeuSight's operator name; a softmax's by the kernel its rows take.
+[[nodiscard]] inline std::string_view issue_name(const OpQuery& q) {
+  if (q.op == ops::OpKind::softmax) return q.dims[1] > softmax_warp_max_h ? "softmax_block" : "softmax";
+  return q.op == ops::OpKind::elementwise ? floor_op_name(q) : std::string_view{};
+}
+
+// The op's issue cost per element in a table of them (0: its bytes bound it).
+[[nodiscard]] inline double issue_cost(const OpQuery& q, std::span<const IssueCost> table = issue_costs) {
+  const auto name = issue_name(q);
+  for (const auto& c : table)
+    if (!name.empty() && c.op == name) return c.per_element;
   return 0;
 }
 
@@ -296,19 +321,6 @@ inline constexpr std::array<IssueCost, 3> issue_costs{{{"pow", 98}, {"powu", 99}
     default: return op_physics_shares.kernel_floor_ms;
   }
 }
-
-// A softmax row of up to softmax_warp_max_h elements runs on one warp (ATen's softmax_warp_forward; longer rows
-// take a block each): with fewer rows than the GPU holds warps, the kernel lasts one row's latency, which grows
-// with the row's length in SM clocks. On the H100 and the H200 (torch 2.11: warp rows up to 2,048; torch 2.1's
-// public data: 1,024, hidden under its timed calls), 1.1 us plus 5.6 clocks per element: 6.0 us for a row of
-// 1,745 elements, where its bytes take well under a microsecond. Least squares over the Hopper rows of at most one
-// row per SM and 256-2,048 elements (data/opdata/*_neusight, CUPTI kernel times); `habitat-gemm-study --part
-// ops` re-derives it leaving one GPU out.
-struct RowLatency {
-  double base_ms = 0.00111, clk_per_element = 5.59;
-};
-inline constexpr double softmax_warp_max_h = 2048;
-inline constexpr RowLatency softmax_row_latency{};
 
 // The latency of the op's longest row where one warp runs it (ms; 0 for other ops and rows).
 [[nodiscard]] inline double row_latency_ms(const OpQuery& q, const Device& g, const RowLatency& r = softmax_row_latency) {

@@ -147,17 +147,17 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return detail::median(std::move(v), mlp::op_physics_shares.l2_bytes_per_clk_per_sm);
 }
 
-// The issue cost per element of an operator that has one (mlp::issue_costs), from kernel-timed rows whose
-// working set is 0.1-0.9x L2: the median of the kernel time less the shortest kernel, in the SM's issue slots,
-// per element; 0 for the operators their bytes bound.
+// The issue cost per element of an entry of mlp::issue_costs (named as mlp::issue_name names a row), from
+// kernel-timed rows whose working set is 0.1-0.9x L2: the median of the kernel time less its fixed part, in the
+// SM's issue slots, per element; 0 for the names that have none.
 [[nodiscard]] inline double issue_cost(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
   const auto it = std::find_if(mlp::issue_costs.begin(), mlp::issue_costs.end(), [&](const auto& c) { return c.op == op; });
   if (it == mlp::issue_costs.end()) return 0;
   std::vector<double> v;
   for (const auto& r : rows) {
-    if (r.gpu == leave_out || r.call_timed || r.op != op) continue;
+    if (r.gpu == leave_out || r.call_timed || mlp::issue_name(r.q) != op) continue;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
-    const double k = r.measured_ms - mlp::op_physics_shares.kernel_floor_ms;
+    const double k = r.measured_ms - mlp::fixed_ms(r.q.op);
     if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= 0) continue;
     v.push_back(k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * mlp::issue_per_clk_per_sm / (r.q.dims[0] * r.q.dims[1]));
   }
@@ -210,7 +210,7 @@ struct ErrorRow {
   mlp::ConvCoefs conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
   double l2 = 0;        // the L2 rate (bytes/clk/SM) derived without it
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
-  double issue = 0;     // the operator's issue cost per element (pow, div: derived without it; 0: none)
+  std::array<mlp::IssueCost, mlp::issue_costs.size()> issue = mlp::issue_costs;  // issue costs derived without it
   mlp::RowLatency row;  // a softmax warp row's latency (derived without it)
   double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
@@ -221,7 +221,7 @@ struct ErrorRow {
 
   // The op's kernel time on g with the constants derived without this GPU.
   [[nodiscard]] double kernel_ms(const mlp::OpQuery& q, const Device& g) const {
-    return mlp::physics_kernel_ms(q, g, share, l2, conv, fixed_ms, issue, row);
+    return mlp::physics_kernel_ms(q, g, share, l2, conv, fixed_ms, mlp::issue_cost(q, issue), row);
   }
 };
 
@@ -261,7 +261,7 @@ struct ErrorRow {
       if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
       e.l2 = l2_rate(rows, g);
       e.fixed_ms = fixed_ms(rows, kind, g);
-      e.issue = issue_cost(rows, op, g);
+      for (auto& c : e.issue) c.per_element = issue_cost(rows, std::string(c.op), g);
       e.row = row_latency(rows, g);
       const auto floor = floor_without(floors, op, g);
       const auto own = floors.find({g, op});
