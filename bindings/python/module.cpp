@@ -32,7 +32,8 @@ std::tuple<std::string, std::string, std::string> predict(const std::string& tra
                                             const std::optional<int>& batch, const std::vector<std::string>& what_if, int world_size,
                                             const std::optional<std::string>& host, const std::optional<std::string>& origin_host,
                                             const std::string& predictor, const std::vector<std::string>& device_files,
-                                            const std::optional<long>& step, bool whole_trace, bool infer_steps, const std::string& parallel) {
+                                            const std::optional<long>& step, bool whole_trace, bool infer_steps, const std::string& parallel,
+                                            const std::string& step_marker) {
   if (to.empty()) throw make_error(trace, "to", "name at least one destination GPU (or 'all')");
   if (world_size < 1 || world_size > (1 << 20)) throw make_error(trace, "world_size", "must be 1 to 2^20 GPUs");
   if (batch && *batch < 1) throw make_error(trace, "batch", "must be a positive number of samples");
@@ -43,6 +44,7 @@ std::tuple<std::string, std::string, std::string> predict(const std::string& tra
   c.step = step;
   c.whole_trace = whole_trace;
   c.infer_steps = infer_steps;
+  c.step_marker = step_marker;
   cli::PredictArgs a;
   a.trace_path = trace;
   a.to = to;
@@ -82,7 +84,7 @@ PYBIND11_MODULE(_habitat, m) {
   py::register_exception<habitat::error>(m, "Error", PyExc_ValueError);
   m.def("predict", &predict, py::arg("trace"), py::arg("to"), py::arg("origin"), py::arg("batch"), py::arg("what_if"), py::arg("world_size"),
         py::arg("host"), py::arg("origin_host"), py::arg("predictor"), py::arg("devices"), py::arg("step"), py::arg("whole_trace"), py::arg("infer_steps"),
-        py::arg("parallel"));
+        py::arg("parallel"), py::arg("step_marker"));
   m.def("device", &device, py::arg("name"), py::arg("devices"));
   m.def("devices", &devices, py::arg("devices"));
   m.attr("__version__") = HABITAT_VERSION;

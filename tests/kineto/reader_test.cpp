@@ -152,13 +152,15 @@ TEST_CASE("old-format ProfilerStep operators and optimizer-step iterations: refu
 }
 
 namespace {
-// Steps of one kernel each, 100 us apart; the kernel of step i runs gpu_us[i].
-std::string steps_trace(const std::vector<int>& gpu_us) {
+// Steps of one kernel each, 100 us apart; the kernel of step i runs gpu_us[i]. Each step is a ProfilerStep#N, or
+// an annotation named `marker` where one is given.
+std::string steps_trace(const std::vector<int>& gpu_us, const std::string& marker = "") {
   std::string ev;
   for (std::size_t i = 0; i < gpu_us.size(); ++i) {
     const std::string t0 = std::to_string(1000 * i), corr = std::to_string(10 + i), n = std::to_string(i + 1);
     if (i) ev += ",";
-    ev += R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + n + R"(","pid":1,"tid":1,"ts":)" + t0 + R"(,"dur":900},)";
+    ev += R"({"ph":"X","cat":"user_annotation","name":")" + (marker.empty() ? "ProfilerStep#" + n : marker) + R"(","pid":1,"tid":1,"ts":)" + t0 +
+          R"(,"dur":900},)";
     ev += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(1000 * i + 10) +
           R"(,"dur":5,"args":{"correlation":)" + corr + "}},";
     ev += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + std::to_string(1000 * i + 20) + R"(,"dur":)" +
@@ -180,4 +182,49 @@ TEST_CASE("an outlier last step gives way to the most typical one, and says so",
   const Trace typical = kineto::read_trace(test::write_temp("typical_steps.json", steps_trace({200, 210, 190, 205, 215})));
   CHECK(typical.step_name == "ProfilerStep#5");
   for (const auto& w : typical.warnings) CHECK(w.find("off the median") == std::string::npos);
+}
+
+// A user's own step annotation (--step-marker): our fixtures with ProfilerStep#N renamed to one name, as a
+// record_function("train_step") around each iteration writes it, read the same step as the original.
+TEST_CASE("a step marker of the user's names the steps: the same step as ProfilerStep, and a hint where it is missing", "[kineto]") {
+  for (const char* w : {"resnet50_fp32_b32", "encoder_bf16_b32"}) {
+    const std::string with = test::fixture("h100", w);
+    auto doc = boost::json::parse(gunzip(with));
+    std::size_t renamed = 0;
+    for (auto& e : doc.as_object()["traceEvents"].as_array()) {
+      auto* n = e.as_object().if_contains("name");
+      if (n && n->is_string() && n->get_string().starts_with("ProfilerStep#")) *n = "train_step", ++renamed;
+    }
+    REQUIRE(renamed >= 1);
+    const std::string marked = test::write_temp(std::string(w) + "_marked.json", boost::json::serialize(doc));
+    INFO(w);
+    // Without the flag the error names the recurring annotation and the flag that reads it.
+    CHECK_THROWS_WITH(kineto::read_trace(marked), Catch::Contains("--step-marker") && Catch::Contains("'train_step' ("));
+    const Trace a = kineto::read_trace(with), b = kineto::read_trace(marked, {.step_marker = "train_step"});
+    CHECK(a.step_name == "ProfilerStep#3");
+    CHECK(b.step_name == "'train_step' #1");  // the fixtures keep their one active step
+    CHECK(b.profiled_steps == a.profiled_steps);
+    CHECK(a.kernels.size() == b.kernels.size());
+    CHECK(a.ops.size() == b.ops.size());
+    CHECK(b.gpu_active_us() == Approx(a.gpu_active_us()).epsilon(1e-9));
+    CHECK(b.step_duration_us == a.step_duration_us);
+    // A marker the trace does not hold: the error says so and names what recurs.
+    CHECK_THROWS_WITH(kineto::read_trace(marked, {.step_marker = "train"}),
+                      Catch::Contains("no annotation or operator named 'train'") && Catch::Contains("'train_step' ("));
+    // With a marker, the trace's own ProfilerStep#N are not steps.
+    CHECK_THROWS_WITH(kineto::read_trace(with, {.step_marker = "ProfilerStep#2"}), Catch::Contains("no annotation or operator named 'ProfilerStep#2'"));
+    const Trace c = kineto::read_trace(with, {.step_marker = "ProfilerStep#3"});
+    CHECK(c.step_name == "'ProfilerStep#3' #1");
+  }
+  // Several occurrences: numbered in the file, the last with GPU work by default (a typical one where the last is
+  // an outlier, said in the marker's words), --step picks one, and one the trace lacks names the marker.
+  const auto path = test::write_temp("marker_steps.json", steps_trace({200, 210, 190, 205, 400}, "train_step"));
+  const Trace t = kineto::read_trace(path, {.step_marker = "train_step"});
+  CHECK(t.profiled_steps == 5);
+  CHECK(t.step_name == "'train_step' #4");
+  CHECK(std::any_of(t.warnings.begin(), t.warnings.end(), [](const std::string& w) { return w.starts_with("'train_step' #5, the last with GPU work"); }));
+  const Trace first = kineto::read_trace(path, {.step = 1, .step_marker = "train_step"});
+  CHECK(first.step_name == "'train_step' #1");
+  CHECK(first.gpu_active_us() == Approx(200));
+  CHECK_THROWS_WITH(kineto::read_trace(path, {.step = 9, .step_marker = "train_step"}), Catch::Contains("no 'train_step' #9"));
 }

@@ -49,7 +49,10 @@ void add_common(CLI::App& app, Common& c, bool html = false) {
 }
 
 void add_model(CLI::App& app, Common& c) {
-  app.add_option("--step", c.step, "ProfilerStep number to use (default: the last one with GPU work)");
+  app.add_option("--step", c.step, "ProfilerStep number to use, or the number of --step-marker's occurrence (default: the last one with GPU work)");
+  app.add_option("--step-marker", c.step_marker,
+                 "an annotation of yours around each iteration (e.g. a record_function name): each event of this exact name is a step, "
+                 "numbered 1, 2, ... in the file; ProfilerStep#N is then ignored");
   app.add_flag("--whole-trace", c.whole_trace, "a trace with no ProfilerStep#N: predict all of it as one step");
   app.add_flag("--infer-steps", c.infer_steps,
                "a trace with no ProfilerStep#N of PyTorch 1.10 or later: take PyTorch 1.9's ProfilerStep operators, or the iterations "

@@ -44,6 +44,7 @@ struct Common {
   std::optional<long> step;
   bool whole_trace = false;
   bool infer_steps = false;
+  std::string step_marker;  // kineto::ReadOptions::step_marker
   std::vector<std::string> metric_files;
   std::string predictor = "physics";
   std::string models;
@@ -85,7 +86,7 @@ inline Trace load(const std::string& path, const Common& c) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!c.quiet) std::cerr << "habitat: reading " << path << " ..." << std::flush;
   mid_line = !c.quiet;
-  kineto::ReadOptions ro{c.step, {}, c.whole_trace, c.infer_steps};
+  kineto::ReadOptions ro{c.step, {}, c.whole_trace, c.infer_steps, c.step_marker};
   // Large traces: show how far the read has got, on a terminal only (logs stay clean).
   if (!c.quiet && isatty(STDERR_FILENO) && path != "-") {
     const auto size = std::filesystem::file_size(path);

@@ -207,7 +207,7 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
             what_if: Union[str, Sequence[str], None] = None, world_size: Optional[int] = None, host: Optional[str] = None,
             origin: Optional[str] = None, origin_host: Optional[str] = None, predictor: str = "physics",
             devices: Union[str, Sequence[str], None] = None, step: Optional[int] = None, whole_trace: bool = False,
-            parallel: str = "ddp", infer_steps: bool = False) -> Result:
+            parallel: str = "ddp", infer_steps: bool = False, step_marker: Optional[str] = None) -> Result:
     """Predict a traced training step on other GPUs.
 
     trace: a Kineto trace file (.json or .json.gz), a ``torch.profiler.profile`` after its step, or the trace as a dict.
@@ -223,12 +223,14 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
     whole_trace: a trace with no ProfilerStep#N is read as one step (else it is an error).
     infer_steps: a trace with no ProfilerStep#N of PyTorch 1.10 or later: PyTorch 1.9's ProfilerStep operators, or the
     iterations between optimizer steps, are taken as its steps (not validated; else it is an error saying what it has).
+    step_marker: the name of an annotation of yours around each iteration (e.g. ``record_function("train_step")``):
+    each event of that exact name is a step, numbered 1, 2, ... (``step`` picks one); ProfilerStep#N is then ignored.
     """
     keep: list = []
     try:
         path = _trace_path(trace, keep)
         args = (path, _as_list(to), origin, batch, _as_list(what_if), world_size or 1, host, origin_host, predictor,
-                _as_list(devices), step, whole_trace, infer_steps, parallel)
+                _as_list(devices), step, whole_trace, infer_steps, parallel, step_marker or "")
         text, table, warnings = _habitat.predict(*args)
     finally:
         for p in keep:

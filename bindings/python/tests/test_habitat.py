@@ -144,6 +144,24 @@ def test_old_format_trace_needs_infer_steps():
     assert any("PyTorch 1.9" in w for w in r.warnings)
 
 
+def test_step_marker_reads_the_users_own_steps():
+    """A record_function("train_step") around the iteration instead of ProfilerStep#N: the same prediction."""
+    path = os.path.join(FIXTURES, "kineto", "h100", "encoder_fp32_b16.json.gz")
+    with gzip.open(path, "rt") as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:
+        if str(e.get("name", "")).startswith("ProfilerStep#"):
+            e["name"] = "train_step"
+    with pytest.raises(habitat.Error, match="--step-marker.*'train_step'"):
+        habitat.predict(doc, to=["H200"])
+    marked = habitat.predict(doc, to=["H200"], step_marker="train_step")
+    plain = habitat.predict(path, to=["H200"])
+    assert marked["H200"].gpu_active_ms == pytest.approx(plain["H200"].gpu_active_ms, rel=1e-9)
+    assert marked["H200"].iteration_ms == pytest.approx(plain["H200"].iteration_ms, rel=1e-9)
+    with pytest.raises(habitat.Error, match="no annotation or operator named 'step'"):
+        habitat.predict(doc, to=["H200"], step_marker="step")
+
+
 def test_track_without_a_gpu_says_so():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():

@@ -37,6 +37,10 @@ struct ReadOptions {
   // the iterations between optimizer steps, as its steps (else an error says what the trace has and how to
   // choose). Neither format was validated: their step boundaries are the profiler's of another time, or a guess.
   bool infer_steps = false;
+  // An annotation or operator the user wrote around each iteration (their own `record_function`, an NVTX-style
+  // range the profiler kept): every event of this exact name is a step, numbered 1, 2, ... in file order, and
+  // ProfilerStep#N is then ignored. Empty: ProfilerStep#N.
+  std::string step_marker;
 };
 
 namespace detail {
@@ -120,7 +124,12 @@ struct Collector {
   std::size_t kept_after_compaction = 0;
   std::map<std::string, std::size_t> foreign;  // complete events of categories nothing here reads
 
-  Collector(std::string p, std::optional<long> step) : path(std::move(p)), retention(step) {}
+  std::string marker;                           // ReadOptions::step_marker
+  std::map<std::string, long> annotation_names;  // the first names of user annotations, to suggest a marker
+  static constexpr std::size_t annotation_names_max = 256;
+
+  Collector(std::string p, std::optional<long> step, std::string step_marker = {})
+      : path(std::move(p)), retention(step), marker(std::move(step_marker)) {}
 
   // Categories Kineto writes that habitat does not need (Python stacks, GPU-side step markers, sync events).
   static bool known_elsewhere(std::string_view cat) {
@@ -151,7 +160,13 @@ struct Collector {
     switch (c) {
       case Category::annotation: {
         const std::string_view n = e.name.str();
-        if (n.starts_with("ProfilerStep#")) {
+        if (!marker.empty() && n == marker) {
+          add_marker_step(*ts, *dur);
+          break;
+        }
+        if (!n.starts_with("ProfilerStep#") && (annotation_names.size() < annotation_names_max || annotation_names.contains(std::string(n))))
+          ++annotation_names[std::string(n)];
+        if (n.starts_with("ProfilerStep#") && marker.empty()) {
           add_step(n, *ts, *dur);
         } else {
           // The optimizer's step closes a training iteration: the boundaries of traces without ProfilerStep.
@@ -176,8 +191,13 @@ struct Collector {
         break;
       }
       case Category::cpu_op:
-        // PyTorch 1.x wrote ProfilerStep#N as an operator; so does record_function for Optimizer.step in some versions.
+        // PyTorch 1.x wrote ProfilerStep#N and record_function ranges as operators; so does Optimizer.step in some versions.
+        if (!marker.empty() && e.name.str() == marker) {
+          add_marker_step(*ts, *dur);
+          break;
+        }
         if (e.name.str().starts_with("ProfilerStep#")) {
+          if (!marker.empty()) break;  // the user's marker sets the steps
           if (is(e.cat.str(), "Operator")) ++legacy_steps;
           add_step(e.name.str(), *ts, *dur);
           break;
@@ -218,6 +238,18 @@ struct Collector {
     } catch (...) {
       throw make_error(path, where(), "cannot read the step number of '" + std::string(n) + "'");
     }
+    steps.push_back(s);
+    retention.add_step(s);
+  }
+
+  // A step's name as the output and the errors give it.
+  [[nodiscard]] std::string step_label(long number) const {
+    return marker.empty() ? "ProfilerStep#" + std::to_string(number) : "'" + marker + "' #" + std::to_string(number);
+  }
+
+  // An occurrence of the user's step marker: the next step, numbered from 1 in file order.
+  void add_marker_step(double ts, double dur) {
+    RawStep s{static_cast<long>(steps.size()) + 1, ts, dur, {}};
     steps.push_back(s);
     retention.add_step(s);
   }
@@ -406,11 +438,11 @@ inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_s
   for (std::size_t i = c.steps.size(); can_switch && i-- > 0;)
     if (gpu[i] > 0 && std::abs(gpu[i] - med) < std::abs(gpu[best] - med)) best = i;
   auto ms = [](double us) { return habitat::detail::number_text(std::round(us / 100) / 10); };
-  const std::string what = "ProfilerStep#" + std::to_string(last->number) + ", the last with GPU work, has " + ms(gpu[last_i]) + " ms of it, " +
+  const std::string what = c.step_label(last->number) + ", the last with GPU work, has " + ms(gpu[last_i]) + " ms of it, " +
                            std::to_string(static_cast<int>(std::lround(100 * std::abs(gpu[last_i] / med - 1)))) + "% off the median of the " +
                            std::to_string(with_work.size()) + " steps (" + ms(med) + " ms)";
   warnings.push_back(best == last_i ? what + ": it is predicted all the same (standard input cannot be read twice; pass --step N)"
-                                    : what + ": ProfilerStep#" + std::to_string(c.steps[best].number) + " (" + ms(gpu[best]) +
+                                    : what + ": " + c.step_label(c.steps[best].number) + " (" + ms(gpu[best]) +
                                           " ms) is predicted instead; pass --step " + std::to_string(last->number) + " for the last");
   return &c.steps[best];
 }
@@ -421,6 +453,18 @@ inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_s
 // first, before any optimizer step ended, is not a whole iteration and is left out). Otherwise the whole
 // trace is one step where the caller asks for it (its span is often set-up and idle time, seconds around
 // milliseconds of GPU work: not an iteration to be taken silently). Either way the output says what was found.
+// The trace's own annotations, most frequent first (at most three), as a hint for --step-marker: "" if none.
+inline std::string marker_hint(const Collector& c) {
+  std::vector<std::pair<long, std::string>> recurring;
+  for (const auto& [name, n] : c.annotation_names)
+    if (!name.starts_with("Optimizer.")) recurring.emplace_back(n, name);
+  std::stable_sort(recurring.begin(), recurring.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out;
+  for (std::size_t i = 0; i < std::min<std::size_t>(recurring.size(), 3); ++i)
+    out += (i ? ", '" : "'") + recurring[i].second.substr(0, 60) + "' (" + std::to_string(recurring[i].first) + "x)";
+  return out;
+}
+
 inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vector<std::string>& warnings) {
   double lo = 1e300, hi = -1e300;
   auto span = [&](double ts, double dur) { lo = std::min(lo, ts), hi = std::max(hi, ts + dur); };
@@ -448,10 +492,13 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
                        std::to_string(c.steps.size()) + ", or record with a profiler schedule and prof.step() for exact boundaries");
     if (!c.steps.empty()) return;
   }
+  const std::string hint = marker_hint(c);
   if (!options.whole_trace)
     throw make_error(c.path, "steps",
                      "no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : " and no optimizer steps") +
-                         ": where an iteration starts is unknown; pass --whole-trace to predict all " + span_ms +
+                         ": where an iteration starts is unknown; " +
+                         (hint.empty() ? std::string() : "pass --step-marker NAME if an annotation of yours marks each iteration (the trace has " + hint + "), ") +
+                         "pass --whole-trace to predict all " + span_ms +
                          " ms of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
   c.steps.push_back({0, lo, hi - lo, {}});
   warnings.push_back("no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : "") +
@@ -462,7 +509,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
 }  // namespace detail
 
 [[nodiscard]] inline Trace read_trace(const std::string& path, const ReadOptions& options = {}) {
-  detail::Collector c(path, options.step);
+  detail::Collector c(path, options.step, options.step_marker);
   stream_events(path, c, options.progress);
 
   Trace t;
@@ -472,8 +519,15 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
 
   // Without ProfilerStep annotations every event was kept (there was no step to rule any out): the iterations
   // are found from the optimizer's steps, else the whole trace is one step.
+  const bool marked = !options.step_marker.empty();
+  if (marked && c.steps.empty()) {
+    const std::string hint = detail::marker_hint(c);
+    throw make_error(path, "steps", "no annotation or operator named '" + options.step_marker + "' (--step-marker)" +
+                                        (hint.empty() ? std::string(": the trace has no annotation of its own") : "; the trace has " + hint));
+  }
   const bool synthesized = c.steps.empty();
   if (synthesized) detail::synthesize_steps(c, options, t.warnings);
+
   if (!synthesized && c.legacy_steps == static_cast<long>(c.steps.size()) && !options.infer_steps)
     throw make_error(path, "steps",
                      "its ProfilerStep#N are 'Operator' events, the trace format of PyTorch 1.9 and older, on which habitat is not "
@@ -509,12 +563,12 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
     if (!step) {
       std::string have;
       for (const auto& s : c.steps) have += (have.empty() ? "" : ", ") + std::to_string(s.number);
-      throw make_error(path, "steps", "no ProfilerStep#" + std::to_string(*options.step) + " (the trace has " + have + ")");
+      throw make_error(path, "steps", "no " + c.step_label(*options.step) + " (the trace has " + have + ")");
     }
   } else {
     for (auto it = c.steps.rbegin(); it != c.steps.rend() && !step; ++it)
       if (launched_in(*it)) step = &*it;
-    if (!step) throw make_error(path, "steps", "no ProfilerStep launched any GPU work (a CPU-only trace?)");
+    if (!step) throw make_error(path, "steps", std::string(marked ? "no '" + options.step_marker + "'" : "no ProfilerStep") + " launched any GPU work (a CPU-only trace?)");
     if (!synthesized) step = detail::typical_step(c, step, path != "-", t.warnings);
   }
   // The events kept while streaming are those of the step that started last. When another step is the
@@ -524,7 +578,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
     const std::string n = std::to_string(step->number);
     if (options.step) throw make_error(path, "steps", "two steps are numbered " + n);
     if (path == "-")
-      throw make_error(path, "steps", "ProfilerStep#" + n + ", the last that launched GPU work, is not the trace's last step, and " +
+      throw make_error(path, "steps", c.step_label(step->number) + ", the last that launched GPU work, is not the trace's last step, and " +
                                           "standard input cannot be read twice: save the trace to a file, or pass --step " + n);
     ReadOptions again = options;
     again.step = step->number;
@@ -535,7 +589,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
   c.compact();
   std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
   t.step_name = synthesized ? (c.optimizer_steps.size() >= 2 ? "iteration " + std::to_string(step->number) + " (between optimizer steps)" : "the whole trace")
-                            : "ProfilerStep#" + std::to_string(step->number);
+                            : c.step_label(step->number);
   t.step_start_us = step->start;
   t.step_duration_us = step->dur;
   const double lo = step->start, hi = step->start + step->dur;
