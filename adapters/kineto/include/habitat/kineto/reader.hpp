@@ -447,24 +447,24 @@ inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_s
   return &c.steps[best];
 }
 
+// The trace's own annotations, most frequent first (at most three), as a hint for --step-marker: "" if none.
+inline std::string marker_hint(const Collector& c) {
+  std::vector<std::pair<long, std::string>> named;
+  for (const auto& [name, n] : c.annotation_names)
+    if (!name.starts_with("Optimizer.")) named.emplace_back(n, name);
+  std::stable_sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out;
+  for (std::size_t i = 0; i < std::min<std::size_t>(named.size(), 3); ++i)
+    out += (i ? ", '" : "'") + named[i].second.substr(0, 60) + "' (" + std::to_string(named[i].first) + "x)";
+  return out;
+}
+
 // Steps for a trace recorded without a profiler schedule (a plain `with torch.profiler.profile():`, or
 // steps annotated the user's own way). The iteration ends where the optimizer's step ends: with two or more
 // Optimizer.step# annotations, iteration k runs from the end of optimizer step k-1 to the end of step k (the
 // first, before any optimizer step ended, is not a whole iteration and is left out). Otherwise the whole
 // trace is one step where the caller asks for it (its span is often set-up and idle time, seconds around
 // milliseconds of GPU work: not an iteration to be taken silently). Either way the output says what was found.
-// The trace's own annotations, most frequent first (at most three), as a hint for --step-marker: "" if none.
-inline std::string marker_hint(const Collector& c) {
-  std::vector<std::pair<long, std::string>> recurring;
-  for (const auto& [name, n] : c.annotation_names)
-    if (!name.starts_with("Optimizer.")) recurring.emplace_back(n, name);
-  std::stable_sort(recurring.begin(), recurring.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string out;
-  for (std::size_t i = 0; i < std::min<std::size_t>(recurring.size(), 3); ++i)
-    out += (i ? ", '" : "'") + recurring[i].second.substr(0, 60) + "' (" + std::to_string(recurring[i].first) + "x)";
-  return out;
-}
-
 inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vector<std::string>& warnings) {
   double lo = 1e300, hi = -1e300;
   auto span = [&](double ts, double dur) { lo = std::min(lo, ts), hi = std::max(hi, ts + dur); };
