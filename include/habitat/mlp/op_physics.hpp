@@ -272,8 +272,8 @@ inline constexpr RowLatency softmax_row_latency{};
 // L2: FP32 pow and division run at 1.07 (pow), 1.11 (pow with a scalar exponent) and 1.28 (div) elements per
 // clock per SM on both the H100 and the H200 with 8-32 MB working sets (the same SMs and clock, 1.4x the
 // DRAM rate: the cap is the SM's; kernel time with its fixed part), where add reaches 1.7-1.9 and the unary
-// ops 2.2-2.6. Taken as warp instructions at the SM's issue rate, the cost transfers by SMs x clock: 4 warp schedulers x 32 threads per
-// clock on every NVIDIA SM since Maxwell (GP100: two dual-issue schedulers). On the older GPUs' DRAM-bound
+// ops 2.2-2.6. Taken as warp instructions at the SM's issue rate, the cost transfers by SMs x clock: 4 warp
+// schedulers x 32 threads per clock on every NVIDIA SM since Maxwell (GP100: two dual-issue schedulers). On the older GPUs' DRAM-bound
 // sizes it never binds (A100 pow: 96 G elements/s measured against a 163 G cap). Thread-instructions per
 // element: the median over habitat's H100/H200 rows (data/opdata/*_neusight, CUPTI kernel times, 0.1-0.9x
 // L2, the shortest kernel taken off); `habitat-gemm-study --part ops` re-derives them leaving one GPU out.
@@ -299,8 +299,9 @@ inline constexpr std::array<IssueCost, 5> issue_costs{{{"pow", 98}, {"powu", 99}
 // The op's issue cost per element in a table of them (0: its bytes bound it).
 [[nodiscard]] inline double issue_cost(const OpQuery& q, std::span<const IssueCost> table = issue_costs) {
   const auto name = issue_name(q);
+  if (name.empty()) return 0;
   for (const auto& c : table)
-    if (!name.empty() && c.op == name) return c.per_element;
+    if (c.op == name) return c.per_element;
   return 0;
 }
 

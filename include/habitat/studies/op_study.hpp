@@ -252,6 +252,11 @@ struct ErrorRow {
   for (const Device* g : gpus) {
     const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
     const Device est = unseen(*g, gpus);
+    // The constants that do not depend on the op family, derived without g once.
+    const double l2 = l2_rate(rows, g);
+    auto issue = mlp::issue_costs;
+    for (auto& c : issue) c.per_element = issue_cost(rows, std::string(c.op), g);
+    const auto row = row_latency(rows, g);
     for (const auto& op : study_ops) {
       ErrorRow e;
       e.gpu = g->name, e.op = op;
@@ -259,10 +264,10 @@ struct ErrorRow {
       const auto kind = *ops::op_from_name(op);
       e.share = mlp::conv_like(kind) ? std::nan("") : roofline_share(rows, floors, kind, g);
       if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
-      e.l2 = l2_rate(rows, g);
+      e.l2 = l2;
       e.fixed_ms = fixed_ms(rows, kind, g);
-      for (auto& c : e.issue) c.per_element = issue_cost(rows, std::string(c.op), g);
-      e.row = row_latency(rows, g);
+      e.issue = issue;
+      e.row = row;
       const auto floor = floor_without(floors, op, g);
       const auto own = floors.find({g, op});
       double own_sum = 0;

@@ -125,7 +125,7 @@ struct Collector {
   std::map<std::string, std::size_t> foreign;  // complete events of categories nothing here reads
 
   std::string marker;                           // ReadOptions::step_marker
-  std::map<std::string, long> annotation_names;  // the first names of user annotations, to suggest a marker
+  std::map<std::string, long, std::less<>> annotation_names;  // the first names of user annotations, to suggest a marker
   static constexpr std::size_t annotation_names_max = 256;
 
   Collector(std::string p, std::optional<long> step, std::string step_marker = {})
@@ -164,9 +164,9 @@ struct Collector {
           add_marker_step(*ts, *dur);
           break;
         }
-        if (!n.starts_with("ProfilerStep#") && (annotation_names.size() < annotation_names_max || annotation_names.contains(std::string(n))))
-          ++annotation_names[std::string(n)];
-        if (n.starts_with("ProfilerStep#") && marker.empty()) {
+        const bool profiler_step = n.starts_with("ProfilerStep#");
+        if (!profiler_step) count_annotation(n);
+        if (profiler_step && marker.empty()) {
           add_step(n, *ts, *dur);
         } else {
           // The optimizer's step closes a training iteration: the boundaries of traces without ProfilerStep.
@@ -240,6 +240,14 @@ struct Collector {
     }
     steps.push_back(s);
     retention.add_step(s);
+  }
+
+  // One more occurrence of a user annotation's name (the first annotation_names_max names are counted).
+  void count_annotation(std::string_view n) {
+    if (const auto it = annotation_names.find(n); it != annotation_names.end())
+      ++it->second;
+    else if (annotation_names.size() < annotation_names_max)
+      annotation_names.emplace(n, 1);
   }
 
   // A step's name as the output and the errors give it.
