@@ -147,10 +147,16 @@ TEST_CASE("a DDP rank's NCCL kernels are predicted by the collective model", "[c
   // VGG-16's all-reduces overlap its backward pass, which slows them by about a fifth (see ddp.hpp).
   CHECK(predicted / recorded > 0.75);
   CHECK(predicted / recorded < 1.05);
-  // On a GPU whose entry has no link figures the kernels are scaled like any other.
+  // On a GPU whose entry has no link figures the collectives cannot be placed: communication all the same, not
+  // compute, they keep their recorded time, and the prediction says so.
   Device bare = h200;
   bare.interconnect = {};
   const auto q = predict_trace(rank, kernel_work(rank), h200, bare, RooflineScaling{});
   for (std::size_t i = 0; i < rank.kernels.size(); ++i)
-    if (rank.kernels[i].collective) CHECK(q.kernels[i].method != Method::collective);
+    if (rank.kernels[i].collective) {
+      CHECK(q.kernels[i].method == Method::collective);
+      CHECK(q.kernels[i].duration_us == rank.kernels[i].duration_us);
+    }
+  CHECK(q.collective_note.find("cannot place") != std::string::npos);
+  CHECK(p.collective_note.find("cannot place") == std::string::npos);
 }

@@ -31,6 +31,8 @@ TEST_CASE("built-in catalog holds the paper GPUs and current GPUs and each is us
 
 TEST_CASE("device names from traces match case-insensitively", "[catalog]") {
   const Catalog c = Catalog::builtin();
+  CHECK(c.at("AMD Instinct MI300X").name == "MI300X");
+  CHECK(c.at("AMD Instinct MI210").name == "MI210");
   CHECK(c.at("NVIDIA H100 80GB HBM3").name == "H100 SXM");
   CHECK(c.at("nvidia h200").name == "H200");
   CHECK(c.at("Tesla V100-SXM2-16GB").name == "V100");
@@ -69,11 +71,11 @@ TEST_CASE("derived peaks reproduce each datasheet figure", "[catalog]") {
   int checked = 0;
   for (const auto& d : c.devices()) {
     INFO(d.name);
-    REQUIRE(d.datasheet.count("fp32_tflops"));
+    REQUIRE(d.datasheet.count(d.nvidia() ? "fp32_tflops" : "fp32_matrix_tflops"));
     for (const auto& [key, vendor] : d.datasheet) {
       INFO(key << " datasheet " << vendor);
       double derived = 0;
-      if (key == "fp32_tflops") derived = d.peak_tflops(Precision::fp32);
+      if (key == "fp32_tflops" || key == "fp32_matrix_tflops") derived = d.peak_tflops(Precision::fp32);
       else if (key == "tf32_tflops") derived = d.peak_tflops(Precision::tf32);
       else if (key == "fp16_tflops") derived = d.peak_tflops(Precision::fp16);
       else if (key == "bf16_tflops") derived = d.peak_tflops(Precision::bf16);
@@ -107,6 +109,32 @@ TEST_CASE("per-SM datapaths differ by generation as the whitepapers say", "[cata
   CHECK(c.at("P4").load_clock_mhz(Precision::fp32) == Approx(763).epsilon(0.01));
   CHECK(c.at("T4").loop_clock_mhz_at(Precision::fp32) == 730);
   CHECK(c.at("A100 SXM4 40GB").load_clock_mhz(Precision::fp32) == c.at("A100 SXM4 40GB").boost_clock_mhz);
+}
+
+TEST_CASE("AMD Instinct GPUs take their limits from their gfx target, not from Hopper's compute capability", "[catalog][amd]") {
+  using habitat::Precision;
+  const Catalog c = Catalog::builtin();
+  for (const char* n : {"MI100", "MI210", "MI250", "MI250X", "MI300X"}) {
+    INFO(n);
+    const auto& d = c.at(n);
+    CHECK(d.vendor == habitat::Vendor::amd);
+    CHECK(d.limits.warp_size == 64);
+    CHECK(d.limits.shared_mem_per_sm == 65536);  // 64 KiB of LDS, where Hopper (also "9.0" to HIP) has 228 KiB
+    CHECK(!d.hopper());
+    CHECK(!d.fp32_issue_limited());
+    CHECK(d.issue_threads_per_clk_per_sm() == 64);
+    CHECK(!d.on_tensor_cores(Precision::tf32));  // PyTorch's ROCm defaults keep FP32 in FP32
+    CHECK(d.on_tensor_cores(Precision::bf16));
+    CHECK(d.validation.find("unvalidated") != std::string::npos);
+  }
+  CHECK(c.at("MI210").cc_major == 9);
+  CHECK(c.at("H100 SXM").hopper());
+  CHECK(c.at("MI300X").peak_tflops(Precision::bf16) == Approx(1307.4).epsilon(0.001));
+  CHECK(c.at("MI250X").peak_tflops(Precision::fp32) == Approx(95.7 / 2).epsilon(0.01));  // one GCD of two
+  Catalog user = Catalog::builtin();
+  CHECK_THROWS_WITH(user.merge_json(R"({"devices": [{"name": "MI9", "vendor": "AMD", "compute_capability": "9.0", "sms": 1}]})", "u.json"),
+                    Catch::Contains("u.json") && Catch::Contains("MI9") && Catch::Contains("'isa'"));
+  CHECK_THROWS_WITH(user.merge_json(R"({"devices": [{"name": "X", "vendor": "Intel"}]})", "u.json"), Catch::Contains("vendor"));
 }
 
 TEST_CASE("a power reference must name another GPU that holds its boost clock", "[catalog]") {

@@ -28,3 +28,16 @@ TEST_CASE("a launch that cannot run on a GPU is an error naming the GPU", "[occu
   const Catalog c = Catalog::builtin();
   CHECK_THROWS_WITH(blocks_per_sm(c.at("T4"), {128, 32, 200 * 1024}), Catch::Contains("T4") && Catch::Contains("cannot run"));
 }
+
+// An AMD compute unit: 2048 threads in whole 64-thread wavefronts and 64 KiB of LDS; registers are not recorded.
+TEST_CASE("occupancy on an AMD compute unit counts wavefronts and LDS", "[occupancy][amd]") {
+  const Catalog c = Catalog::builtin();
+  const Device& mi210 = c.at("MI210");
+  CHECK(blocks_per_sm(mi210, {256, 0, 0}) == 8);
+  CHECK(blocks_per_sm(mi210, {65, 0, 0}) == 16);  // two wavefronts per block
+  CHECK(blocks_per_sm(mi210, {256, 255, 0}) == 8);  // an NVIDIA kernel's register count does not apply
+  CHECK(blocks_per_sm(mi210, {256, 0, 40 * 1024}) == 1);
+  CHECK(!try_blocks_per_sm(mi210, {256, 0, 65 * 1024}));
+  CHECK(!try_blocks_per_sm(mi210, {2048, 0, 0}));
+  CHECK(wave_size(c.at("MI300X"), {1024, 0, 0}) == 2 * 304);
+}

@@ -84,7 +84,7 @@ TEST_CASE("bad traces give errors naming the file and the problem", "[kineto][er
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nostep_nokernel.json", tiny_trace(false, false, true)), {.whole_trace = true}),
                       Contains("nostep_nokernel.json") && Contains("no kernels"));
   }
-  SECTION("an AMD trace (warp size 64, no grid or block) is named as one") {
+  SECTION("an AMD trace (warp size 64, no grid or block) is read as one, its kernels without launches") {
     std::string amd = tiny_trace(true, true, true);
     for (const auto& [from, to] : {std::pair<std::string, std::string>{"Tesla V100-SXM2-16GB", "AMD Instinct MI250X"},
                                    {"\"numSms\": 80", "\"numSms\": 104, \"warpSize\": 64"},
@@ -93,8 +93,18 @@ TEST_CASE("bad traces give errors naming the file and the problem", "[kineto][er
       REQUIRE(at != std::string::npos);
       amd.replace(at, from.size(), to);
     }
-    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("amd.json", amd)),
-                      Contains("amd.json") && Contains("AMD GPU") && Contains("MI250X") && Contains("ROCm"));
+    const Trace t = kineto::read_trace(test::write_temp("amd.json", amd));
+    REQUIRE(t.device_props);
+    CHECK(t.device_props->vendor == Vendor::amd);
+    REQUIRE(!t.kernels.empty());
+    CHECK(!t.kernels.front().launch_recorded);
+    CHECK(resolve_origin(Catalog::builtin(), t, std::nullopt).name == "MI250X");
+    // An NVIDIA trace's kernel without a launch is still refused.
+    std::string nv = tiny_trace(true, true, true);
+    const std::string launch = "\"grid\": [16, 1, 1], \"block\": [256, 1, 1], ";
+    REQUIRE(nv.find(launch) != std::string::npos);
+    nv.replace(nv.find(launch), launch.size(), "");
+    CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nolaunch.json", nv)), Contains("nolaunch.json") && Contains("has no 'grid'"));
   }
   SECTION("no kernels") {
     CHECK_THROWS_WITH(kineto::read_trace(test::write_temp("nokernel.json", tiny_trace(true, false, true))),
@@ -194,7 +204,7 @@ TEST_CASE("non-finite numbers and launches beyond CUDA's limits are errors, not 
 
 // torch 1.8 wrote the GPU as "computeProperties" with other key names; an AMD GPU reports a compute capability
 // too, which must not make it an NVIDIA GPU's sibling.
-TEST_CASE("old computeProperties are read, and an AMD GPU outside the catalog is refused by name", "[kineto]") {
+TEST_CASE("old computeProperties are read, and an AMD GPU outside the catalog gets an AMD sibling", "[kineto]") {
   std::string t = tiny_trace(true, true, false);
   t.insert(1, R"("computeProperties": [{"id": 0, "name": "Tesla V100-DGXS-32GB", "major": 7, "minor": 0, "multiProcessorCount": 80,
       "maxThreadsPerMultiProcessor": 2048}],)");
@@ -205,8 +215,13 @@ TEST_CASE("old computeProperties are read, and an AMD GPU outside the catalog is
   CHECK(resolve_origin(Catalog::builtin(), old, std::nullopt).name == "V100");
 
   std::string a = tiny_trace(true, true, false);
-  a.insert(1, R"("deviceProperties": [{"id": 0, "name": "AMD Instinct MI210", "computeMajor": 9, "computeMinor": 0, "numSms": 104}],)");
+  // No warpSize: the name says AMD. gfx 9.0 with 110 CUs is an MI250X GCD's sibling, never the H100 (also 9.0).
+  a.insert(1, R"("deviceProperties": [{"id": 0, "name": "AMD Instinct MI2XX", "computeMajor": 9, "computeMinor": 0, "numSms": 110}],)");
   const Trace amd = kineto::read_trace(test::write_temp("amd.json", a));
-  using Catch::Matchers::Contains;
-  CHECK_THROWS_WITH(resolve_origin(Catalog::builtin(), amd, std::nullopt), Contains("amd.json") && Contains("AMD GPUs are not in the catalog"));
+  std::ostringstream warnings;
+  const Device o = resolve_origin(Catalog::builtin(), amd, std::nullopt, &warnings);
+  CHECK(o.vendor == Vendor::amd);
+  CHECK(o.limits.warp_size == 64);
+  CHECK(o.fp32_lanes_per_sm == Catalog::builtin().at("MI250X").fp32_lanes_per_sm);
+  CHECK(warnings.str().find("MI250X") != std::string::npos);
 }

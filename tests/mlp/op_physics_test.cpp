@@ -77,7 +77,7 @@ TEST_CASE("pow and division: their per-element code bounds them in L2 on Hopper,
   CHECK(kernel(div, h100) > kernel(add, h100));
   const double per_clk_sm = 0.4 * l2_elems / ((kernel(pow, h100) - habitat::mlp::op_physics_shares.kernel_floor_ms) * 1e3 *
                                                h100.load_clock_mhz(habitat::Precision::fp32) * h100.sms);
-  CHECK(per_clk_sm == Approx(habitat::mlp::issue_per_clk_per_sm / 98).epsilon(0.01));
+  CHECK(per_clk_sm == Approx(h100.issue_threads_per_clk_per_sm() / 98).epsilon(0.01));
   // Operators their bytes bound have no issue cost.
   CHECK(habitat::mlp::issue_cost(add) == 0);
   CHECK(habitat::mlp::issue_cost(elementwise(1, 1e6, 1, 5)) == 0);
@@ -124,11 +124,11 @@ TEST_CASE("softmax: its code holds it on Hopper (a warp's rows from L2, a block'
     INFO(name);
     // 24 MB of input and output in L2: warp rows run at the SM's issue rate over their cost, faster than DRAM.
     const OpQuery in_l2{OpKind::softmax, {}, {}, {3072, 1024}}, dram_block{OpKind::softmax, {}, {}, {65536, 4096}};
-    CHECK(elements_per_clk_sm(in_l2, g, kernel(in_l2, g)) == Approx(habitat::mlp::issue_per_clk_per_sm / warp_cost).epsilon(0.01));
+    CHECK(elements_per_clk_sm(in_l2, g, kernel(in_l2, g)) == Approx(g.issue_threads_per_clk_per_sm() / warp_cost).epsilon(0.01));
     CHECK(kernel(in_l2, g) < habitat::mlp::physics_kernel_ms(in_l2, g, share, 0));  // DRAM alone: slower
     // 2 GB of block rows: held to their cost, slower than warp rows of the same bytes from DRAM.
     const OpQuery dram_warp{OpKind::softmax, {}, {}, {262144, 1024}};
-    CHECK(elements_per_clk_sm(dram_block, g, kernel(dram_block, g)) == Approx(habitat::mlp::issue_per_clk_per_sm / block_cost).epsilon(0.01));
+    CHECK(elements_per_clk_sm(dram_block, g, kernel(dram_block, g)) == Approx(g.issue_threads_per_clk_per_sm() / block_cost).epsilon(0.01));
     CHECK(kernel(dram_block, g) > kernel(dram_warp, g));
   }
   // On the public GPUs their DRAM binds first: the cost changes nothing at DRAM sizes, warp rows or block rows.

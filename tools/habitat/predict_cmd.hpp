@@ -313,6 +313,14 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
     if (!derived.empty())
       note({"clock under load derived from the board's power limit, not measured (README, \"Clocks under load\"): " + derived});
   }
+  {  // one line for the AMD GPUs of the table: physics from datasheets, never checked against a measurement
+    std::string amd = origin.nvidia() ? "" : origin.name + " (origin)";
+    for (const Device* d : dests)
+      if (!d->nvidia() && d->name != origin.name) amd += (amd.empty() ? "" : ", ") + d->name;
+    if (!amd.empty())
+      note({"AMD GPUs are unvalidated (" + amd + "): their per-CU rates are the datasheets' at the peak engine clock, no AMD timing is in "
+            "habitat's data, and ROCm traces record no usable launch, so their kernels are taken to spread over the whole GPU"});
+  }
   report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
   o.iteration_us = o.simulated->timeline.period_us;
   std::map<std::string, sim::StepProgram> programs;  // by destination host
@@ -391,6 +399,8 @@ inline boost::json::object device_json(const Device& d) {
   boost::json::object ds;
   for (const auto& [k, v] : d.datasheet) ds[k] = v;
   return {{"name", d.name},
+                   {"vendor", d.nvidia() ? "NVIDIA" : "AMD"},
+                   {"isa", d.isa.empty() ? boost::json::value(nullptr) : boost::json::value(d.isa)},
                    {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
                    {"sms", d.sms},
                    {"boost_clock_mhz", d.boost_clock_mhz},
@@ -437,18 +447,19 @@ inline int cmd_devices(const Common& c, std::ostream& out = std::cout) {
                   habitat::detail::csv_field(d.validation).c_str());
     return 0;
   }
-  std::printf("%-15s %5s %4s %6s %6s %5s %12s %8s %8s %6s %6s  %s\n", "name", "cc", "SMs",
+  std::printf("%-15s %6s %4s %6s %6s %5s %12s %8s %8s %6s %6s  %s\n", "name", "cc", "SMs",
               "boost", "load", "lanes", "BW GB/s", "FP32 TF", "BF16 TF", "L2 MiB", "$/h", "validated (mean error)");
   for (const auto& d : cat.devices()) {
-    const std::string cc = std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
+    const std::string cc = d.nvidia() ? std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) : d.isa;  // AMD: its gfx target
     const std::string price = d.price ? report::fmt("%.2f", d.price->usd_per_hour) : "-";
     const std::string bw = report::fmt("%.0f", d.bandwidth_spec_gbps) + (d.bandwidth_measured_gbps ? report::fmt("(%.0f)", *d.bandwidth_measured_gbps) : "");
     const std::string v = d.validation.empty() ? "no" : d.validation;
-    std::printf("%-15s %5s %4d %6.0f %6.0f %5.0f %12s %8.1f %8.1f %6.1f %6s  %s\n",
+    std::printf("%-15s %6s %4d %6.0f %6.0f %5.0f %12s %8.1f %8.1f %6.1f %6s  %s\n",
                 d.name.c_str(), cc.c_str(), d.sms, d.boost_clock_mhz, d.load_clock_mhz(Precision::fp32), d.fp32_lanes_per_sm, bw.c_str(),
                 d.peak_tflops(Precision::fp32), d.peak_tflops(Precision::bf16), d.l2_mib, price.c_str(), v.c_str());
   }
-  std::printf("\nload: SM clock under continuous load (below boost on power-capped cards). lanes: FP32 lanes per SM. BW: spec\n"
+  std::printf("\nload: SM clock under continuous load (below boost on power-capped cards). lanes: FP32 lanes per SM (AMD: per CU, at\n"
+                "the FP32 matrix rate its libraries' GEMMs use; cc: its gfx target). BW: spec\n"
                 "(sustained: measured, derived from public timings, or estimated; sources: habitat devices --format json).\n"
                 "validated: against real measurements of that GPU (README, section Validation); 'no' means predicted from physics only.\n"
                 "$/h: one GPU's on-demand hourly price, for samples/$ (samples per dollar of GPU time); each price's date and source:\n"

@@ -217,3 +217,13 @@ def test_example_script_runs():
                          env=dict(os.environ))
     assert out.returncode == 0, out.stderr
     assert "samples/$" in out.stdout and "H200" in out.stdout
+
+
+def test_amd_trace_predicts_and_says_it_is_unvalidated():
+    """A public ROCm trace (an MI250 GCD, 'AMD Radeon Graphics'): read, described as an AMD GPU, predicted."""
+    mi300x = habitat.device("AMD Instinct MI300X")
+    assert mi300x.name == "MI300X" and mi300x.raw["vendor"] == "AMD" and mi300x.raw["isa"] == "gfx942"
+    assert habitat.device("H100").raw["vendor"] == "NVIDIA"
+    r = habitat.predict(os.path.join(FIXTURES, "wild", "hta_mi250_minitoy_train_rocm6.2.json.gz"), to=["MI210", "MI300X", "H100"])
+    assert 0 < r["MI300X"].gpu_active_ms < r["MI210"].gpu_active_ms
+    assert any("AMD GPUs are unvalidated" in w for w in r.warnings)

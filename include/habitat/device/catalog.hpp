@@ -37,13 +37,14 @@ inline constexpr Range usd_per_hour{0, 10000, "USD per hour"};
 inline constexpr long max_shared_mem = 1L << 30;  // 1 GiB per SM or block: thousands of times today's 228 KiB
 }  // namespace detail::plausible
 
-// Lower case without vendor prefixes, spaces, dashes or underscores: "NVIDIA H100 80GB HBM3" -> "h10080gbhbm3".
+// Lower case without vendor prefixes, spaces, dashes or underscores: "NVIDIA H100 80GB HBM3" -> "h10080gbhbm3",
+// "AMD Instinct MI300X" -> "mi300x".
 [[nodiscard]] inline std::string normalize_device_name(std::string_view s) {
   std::string out;
   for (char c : s) {
     if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  for (std::string_view prefix : {"nvidia", "geforce", "tesla", "quadro"}) {
+  for (std::string_view prefix : {"nvidia", "geforce", "tesla", "quadro", "amd", "instinct"}) {
     if (out.starts_with(prefix) && out.size() > prefix.size()) out.erase(0, prefix.size());
   }
   return out;
@@ -77,7 +78,7 @@ class Catalog {
     if (auto schema = detail::opt_string(root, "schema", {file, "top level"}); schema && *schema != "habitat.devices/1")
       throw make_error(file, "schema", "unsupported schema '" + *schema + "' (expected habitat.devices/1)");
     if (const auto* arch = root.if_contains("architectures")) {
-      if (!arch->is_object()) throw make_error(file, "architectures", "must be an object keyed by compute capability");
+      if (!arch->is_object()) throw make_error(file, "architectures", "must be an object keyed by compute capability (AMD: gfx target)");
       for (const auto& [cc, limits] : arch->get_object()) {
         if (!limits.is_object()) throw make_error(file, "architectures." + std::string(cc), "must be an object");
         architectures_[std::string(cc)] = parse_limits(limits.get_object(), architectures_[std::string(cc)],
@@ -130,8 +131,9 @@ class Catalog {
   }
 
   // Occupancy limits of a compute capability (for traces of GPUs not in the catalog).
-  [[nodiscard]] const OccupancyLimits* limits_for(int major, int minor) const {
-    auto it = architectures_.find(std::to_string(major) + "." + std::to_string(minor));
+  // An architecture's limits by its key: NVIDIA's compute capability ("9.0"), AMD's gfx target ("gfx90a").
+  [[nodiscard]] const OccupancyLimits* limits_for(const std::string& key) const {
+    auto it = architectures_.find(key);
     return it == architectures_.end() ? nullptr : &it->second;
   }
 
@@ -238,15 +240,24 @@ class Catalog {
         d.aliases.emplace_back(a.get_string());
       }
     }
+    if (auto v = opt_string(o, "vendor", at)) {
+      if (*v != "NVIDIA" && *v != "AMD") throw make_error(at.file, detail::field_place(at, "vendor"), "must be \"NVIDIA\" or \"AMD\", got \"" + *v + "\"");
+      d.vendor = *v == "AMD" ? Vendor::amd : Vendor::nvidia;
+    }
+    if (auto v = opt_string(o, "isa", at)) d.isa = *v;
+    if (d.vendor == Vendor::amd && d.isa.empty())
+      throw make_error(at.file, at.place, "an AMD GPU needs 'isa', its gfx target (e.g. \"gfx90a\"), which keys its architecture's limits");
     if (auto cc = opt_string(o, "compute_capability", at)) {
       int major = 0, minor = 0;
       if (!parse_compute_capability(*cc, major, minor))
         throw make_error(at.file, detail::field_place(at, "compute_capability"), "must look like \"9.0\" (major 1 to 99, minor 0 to 99), got \"" + *cc + "\"");
       d.cc_major = major;
       d.cc_minor = minor;
-      if (const OccupancyLimits* l = limits_for(major, minor)) d.limits = *l;
+      // AMD's compute capability is HIP's gfx number (gfx90a: 9.0, as Hopper's): its limits go by its gfx target.
+      const std::string key = d.vendor == Vendor::amd ? d.isa : *cc;
+      if (const OccupancyLimits* l = limits_for(key)) d.limits = *l;
       else if (!o.contains("limits"))
-        throw make_error(at.file, at.place, "compute capability " + *cc + " has no occupancy limits; add them under 'limits'");
+        throw make_error(at.file, at.place, (d.vendor == Vendor::amd ? "gfx target " : "compute capability ") + key + " has no occupancy limits; add them under 'limits'");
     }
     if (const auto* l = o.if_contains("limits")) {
       if (!l->is_object()) throw make_error(at.file, at.place, "field 'limits' must be an object");

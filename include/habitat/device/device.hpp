@@ -12,6 +12,11 @@ namespace habitat {
 
 enum class Precision { fp32, tf32, fp16, bf16 };
 
+// Who makes the GPU: the per-SM facts of the two differ in kind (NVIDIA SMs issue 32-thread warps, AMD compute
+// units 64-thread wavefronts; an AMD GPU's compute capability is HIP's gfx number, 9.0 for gfx90a as for Hopper),
+// so a rule written for an NVIDIA generation names its vendor.
+enum class Vendor { nvidia, amd };
+
 [[nodiscard]] constexpr const char* to_string(Precision p) {
   switch (p) {
     case Precision::fp32: return "fp32";
@@ -69,7 +74,9 @@ struct Interconnect {
 struct Device {
   std::string name;
   std::vector<std::string> aliases;
-  int cc_major = 0, cc_minor = 0;
+  Vendor vendor = Vendor::nvidia;
+  std::string isa;  // AMD: the gfx target ("gfx90a"), which keys its architecture's limits; empty on NVIDIA
+  int cc_major = 0, cc_minor = 0;  // AMD: as HIP reports it (gfx90a: 9.0, gfx942: 9.4)
   int sms = 0;
   double base_clock_mhz = 0, boost_clock_mhz = 0;
   double tensor_clock_mhz = 0;     // clock the vendor quotes tensor peaks at (0: boost)
@@ -122,7 +129,12 @@ struct Device {
   // instruction per clock; Maxwell and Pascal could pair an FFMA with a load): with 128 lanes per SM
   // (GA10x, AD10x, Hopper, Blackwell) every issue slot an FFMA-bound loop spends on loads and addressing
   // is a lane-clock lost, so such loops stay further below the lanes' peak than on 64-lane SMs.
-  [[nodiscard]] bool fp32_issue_limited() const { return cc_major >= 7 && fp32_lanes_per_sm >= 128; }
+  [[nodiscard]] bool fp32_issue_limited() const { return nvidia() && cc_major >= 7 && fp32_lanes_per_sm >= 128; }
+  [[nodiscard]] bool nvidia() const { return vendor == Vendor::nvidia; }
+  [[nodiscard]] bool hopper() const { return nvidia() && cc_major == 9; }
+  // Threads whose instruction an SM issues per clock: 4 warp schedulers x 32 on every NVIDIA SM since Maxwell; an
+  // AMD CDNA compute unit has 4 SIMD16 units, each taking 4 clocks over a 64-thread wavefront (AMD CDNA ISA guides).
+  [[nodiscard]] double issue_threads_per_clk_per_sm() const { return nvidia() ? 128 : 64; }
   [[nodiscard]] bool on_tensor_cores(Precision p) const {
     switch (p) {
       case Precision::fp32: return false;

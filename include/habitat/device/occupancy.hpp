@@ -1,6 +1,6 @@
 #pragma once
 // Wave size of a kernel on a GPU: resident thread blocks per SM (from NVIDIA's occupancy calculator,
-// cuda_occupancy.h, plain host C++) times the number of SMs.
+// cuda_occupancy.h, plain host C++; on an AMD compute unit from its threads and LDS) times the number of SMs.
 #include <cuda_occupancy.h>
 
 #include <algorithm>
@@ -39,6 +39,17 @@ struct LaunchConfig {
 // Resident blocks per SM, or nothing where the launch cannot run on `d` at all (too many registers or too
 // much shared memory): the kernel would have to change, which wave scaling cannot predict.
 [[nodiscard]] inline std::optional<int> try_blocks_per_sm(const Device& d, const LaunchConfig& lc) noexcept {
+  if (!d.nvidia()) {
+    // An AMD compute unit holds workgroups up to its threads (whole 64-thread wavefronts) and its LDS. Registers
+    // are left out: ROCm traces do not record them, and an NVIDIA kernel's count says nothing of an AMD build.
+    const std::int64_t wave = std::max(d.limits.warp_size, 1);
+    const std::int64_t threads = (std::max<std::int64_t>(lc.threads_per_block, 1) + wave - 1) / wave * wave;
+    if (threads > d.limits.max_threads_per_block || lc.shared_mem_bytes > d.limits.shared_mem_per_block) return std::nullopt;
+    std::int64_t n = d.limits.max_threads_per_sm / threads;
+    if (lc.shared_mem_bytes > 0) n = std::min<std::int64_t>(n, d.limits.shared_mem_per_sm / lc.shared_mem_bytes);
+    if (n <= 0) return std::nullopt;
+    return static_cast<int>(n);
+  }
   cudaOccDeviceProp props = occupancy_props(d);
   cudaOccFuncAttributes attr;
   attr.maxThreadsPerBlock = d.limits.max_threads_per_block;

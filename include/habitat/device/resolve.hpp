@@ -18,26 +18,21 @@ namespace habitat {
   if (wanted.empty())
     throw make_error(t.source, "deviceProperties", "the trace does not name its GPU; pass --origin DEVICE");
   const Device* d = catalog.find(wanted);
-  // AMD GPUs report a compute capability too (gfx90a: 9.0), which must not make them an NVIDIA GPU's sibling.
-  const bool amd = wanted.find("AMD") != std::string::npos || wanted.find("Instinct") != std::string::npos ||
-                   wanted.find("Radeon") != std::string::npos;
-  if (!d && amd)
-    throw make_error(t.source, "origin GPU '" + wanted + "'",
-                     "AMD GPUs are not in the catalog yet, and their per-CU rates cannot be borrowed from an NVIDIA GPU; "
-                     "add the GPU with --devices FILE (its CUs as sms, clocks, bandwidth and per-CU rates) to predict from it");
   if (!d && !name && t.device_props) {
     // A GPU outside the catalog that the trace describes (SMs, memory, compute capability, limits): predicted
-    // with the clocks, per-SM datapaths and bandwidth of the catalog GPU of its architecture closest in SMs.
+    // with the clocks, per-SM datapaths and bandwidth of the catalog GPU of its vendor and architecture closest in
+    // SMs (AMD GPUs report a compute capability too, gfx90a's 9.0 as Hopper's: never an NVIDIA GPU's sibling).
     const Device& p = *t.device_props;
     const Device* sibling = nullptr;
     for (const auto& c : catalog.devices())
-      if (c.cc_major == p.cc_major && c.cc_minor == p.cc_minor &&
+      if (c.vendor == p.vendor && c.cc_major == p.cc_major && c.cc_minor == p.cc_minor &&
           (!sibling || std::abs(c.sms - p.sms) < std::abs(sibling->sms - p.sms) ||
            (std::abs(c.sms - p.sms) == std::abs(sibling->sms - p.sms) && std::abs(c.memory_gib - p.memory_gib) < std::abs(sibling->memory_gib - p.memory_gib))))
         sibling = &c;
     if (sibling) {
       Device out = *sibling;
       out.name = p.name;
+      out.vendor = p.vendor;
       out.aliases.clear();
       out.sms = p.sms;
       out.limits = p.limits;
@@ -46,8 +41,8 @@ namespace habitat {
       out.validation.clear();
       out.source = "the trace's deviceProperties, with " + sibling->name + "'s clocks, datapaths and bandwidth";
       if (warnings)
-        *warnings << "warning: " << t.source << ": '" << p.name << "' is not in the catalog: described from the trace (" << p.sms << " SMs, "
-                  << static_cast<int>(p.memory_gib + 0.5) << " GiB, compute capability " << p.cc_major << "." << p.cc_minor << ") with the clocks, "
+        *warnings << "warning: " << t.source << ": '" << p.name << "' is not in the catalog: described from the trace (" << p.sms
+                  << (p.nvidia() ? " SMs, " : " CUs, ") << static_cast<int>(p.memory_gib + 0.5) << " GiB, compute capability " << p.cc_major << "." << p.cc_minor << ") with the clocks, "
                   << "per-SM datapaths and bandwidth of " << sibling->name << ", the catalog GPU of its architecture closest to it; give "
                   << "its own figures with --devices FILE\n";
       return out;
@@ -72,7 +67,7 @@ namespace habitat {
       *warnings << "warning: " << t.source << ": trace reports " << p.sms << " SMs for " << p.name << ", catalog says "
                 << out.sms << " for " << out.name << "; using the trace's\n";
     out.sms = p.sms;
-    out.limits = p.limits;
+    if (p.vendor == out.vendor) out.limits = p.limits;  // an --origin of another vendor keeps its own architecture's
   }
   return out;
 }

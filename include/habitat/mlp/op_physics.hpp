@@ -157,8 +157,9 @@ struct ImplicitGemm {
 // Whether cuDNN runs FP32 convolutions as Winograd on g. It picks Winograd for 60-80% of NeuSight's 3x3
 // convolutions on every public GPU (Pascal to Ampere: their timings name the kernels) and for none of the same
 // convolutions on the H100 (cuDNN 9.19, cudnn.benchmark: implicit GEMM for 84%, FFT for the rest;
-// data/opdata/h100_neusight/kernels.tsv). Hopper and later: taken as Hopper (measured on Hopper only).
-[[nodiscard]] constexpr bool fp32_winograd(const Device& g) { return g.cc_major < 9; }
+// data/opdata/h100_neusight/kernels.tsv). Hopper and later: taken as Hopper (measured on Hopper only). AMD: MIOpen
+// has FP32 Winograd solvers for gfx9 (its documented solver list; unmeasured here).
+[[nodiscard]] inline bool fp32_winograd(const Device& g) { return !g.nvidia() || g.cc_major < 9; }
 
 // Whether g's cuDNN may run this convolution as Winograd F(4x4, 3x3): FP32, 3x3, stride 1, on a GPU that has it.
 [[nodiscard]] inline bool winograd_applies(const OpQuery& q, const Device& g) {
@@ -272,12 +273,11 @@ inline constexpr RowLatency softmax_row_latency{};
 // L2: FP32 pow and division run at 1.07 (pow), 1.11 (pow with a scalar exponent) and 1.28 (div) elements per
 // clock per SM on both the H100 and the H200 with 8-32 MB working sets (the same SMs and clock, 1.4x the
 // DRAM rate: the cap is the SM's; kernel time with its fixed part), where add reaches 1.7-1.9 and the unary
-// ops 2.2-2.6. Taken as warp instructions at the SM's issue rate, the cost transfers by SMs x clock: 4 warp
-// schedulers x 32 threads per clock on every NVIDIA SM since Maxwell (GP100: two dual-issue schedulers). On the older GPUs' DRAM-bound
+// ops 2.2-2.6. Taken as thread-instructions at the SM's issue rate (Device::issue_threads_per_clk_per_sm), the
+// cost transfers by SMs x clock. On the older GPUs' DRAM-bound
 // sizes it never binds (A100 pow: 96 G elements/s measured against a 163 G cap). Thread-instructions per
 // element: the median over habitat's H100/H200 rows (data/opdata/*_neusight, CUPTI kernel times, 0.1-0.9x
 // L2, the shortest kernel taken off); `habitat-gemm-study --part ops` re-derives them leaving one GPU out.
-inline constexpr double issue_per_clk_per_sm = 128;
 struct IssueCost {
   std::string_view op;  // NeuSight's operator name
   double per_element;
@@ -310,7 +310,7 @@ inline constexpr std::array<IssueCost, 5> issue_costs{{{"pow", 98}, {"powu", 99}
   const double cost = per_element >= 0 ? per_element : issue_cost(q);
   if (!(cost > 0)) return 0;
   const double elements = q.dims[0] * q.dims[1] * (q.pass == ops::Pass::backward ? 2 : 1);
-  return elements * cost / (issue_per_clk_per_sm * std::max(g.sms, 1) * g.load_clock_mhz(Precision::fp32) * 1e3);
+  return elements * cost / (g.issue_threads_per_clk_per_sm() * std::max(g.sms, 1) * g.load_clock_mhz(Precision::fp32) * 1e3);
 }
 
 // The fixed part of the op's kernels (ms): a reduction's, else the shortest kernel's.

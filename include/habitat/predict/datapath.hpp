@@ -53,13 +53,13 @@ inline constexpr double hopper_mma_sync_share = 0.60;
 // reads them, not 32-bit ones. BF16: the four layouts within 10% of each other. Unmeasured on other architectures.
 inline constexpr double hopper_tf32_nt_share = 0.63;
 [[nodiscard]] inline double layout_share(std::string_view kernel, const Device& g, Precision p) {
-  return g.cc_major == 9 && p == Precision::tf32 && !legacy_tensor_kernel(kernel) && kernel.find("_nt_") != std::string_view::npos
+  return g.hopper() && p == Precision::tf32 && !legacy_tensor_kernel(kernel) && kernel.find("_nt_") != std::string_view::npos
              ? hopper_tf32_nt_share
              : 1.0;
 }
 // The share of g's tensor-core peak at precision p that a kernel of this name can reach by its instructions.
 [[nodiscard]] inline double instruction_share(std::string_view kernel, const Device& g, Precision p) {
-  return (g.cc_major == 9 && g.on_tensor_cores(p) && legacy_tensor_kernel(kernel) ? hopper_mma_sync_share : 1.0) * layout_share(kernel, g, p);
+  return (g.hopper() && g.on_tensor_cores(p) && legacy_tensor_kernel(kernel) ? hopper_mma_sync_share : 1.0) * layout_share(kernel, g, p);
 }
 
 // The settings a trace was recorded with, where it shows them; PyTorch's defaults elsewhere.

@@ -77,7 +77,7 @@ struct Estimate {
     // Tiles on the busiest SM: full waves of per_sm each, then the last partial wave spread over the SMs.
     const double full = std::floor(tiles / slots);
     const double load = full * per_sm + std::ceil((tiles - full * slots) / g.sms);
-    const double layout = s.transposed_b && g.cc_major < 7 ? p.legacy_tn : 1.0;
+    const double layout = s.transposed_b && g.nvidia() && g.cc_major < 7 ? p.legacy_tn : 1.0;
     const double eff = kappa * layout * issue * p.e_max * k_eff * std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
     const double t_math = load * 2 * t.tm * t.tn * s.k / (rate_sm * std::min(eff, 1.0));
     const double us = std::max(t_math, t_mem) + p.fixed_cycles / clock_mhz;

@@ -58,14 +58,14 @@ namespace detail {
 }
 
 // Kernels that run on tensor cores (or are the FMA core of a GEMM/convolution), by the names the vendor
-// libraries and PyTorch give them. The libraries' own pointwise and reduction helpers carry the same names
+// libraries and PyTorch give them (AMD's Tensile GEMMs of rocBLAS and hipBLASLt: Cijk_...). The libraries' own pointwise and reduction helpers carry the same names
 // (cuDNN's LSTM_elementWise_bp1 and reduce_wgrad_nchw_helper, cuBLASLt's splitKreduce_kernel, ATen's layer-norm
 // GammaBetaBackward, whose "mma" is in "Gamma") but move data: not math.
 [[nodiscard]] inline bool is_math_kernel(std::string_view name) {
   if (contains_any(function_name(name), {"elementWise", "elemWise", "GammaBeta", "reduce", "Reduce"})) return false;
   return contains_any(name, {"gemm", "xmma", "wgmma", "nvjet", "cutlass", "Kernel2", "mma", "fmha", "flash", "sdpa",
                              "attention", "conv", "winograd", "wgrad", "dgrad", "fprop", "implicit", "cudnn::rnn",
-                             "LSTM", "lstm", "gemv", "dot_kernel", "sm80_", "sm90_", "sm100_", "cublas"});
+                             "LSTM", "lstm", "gemv", "dot_kernel", "sm80_", "sm90_", "sm100_", "cublas", "Cijk_"});
 }
 
 // cuDNN's layout transpositions (NCHW <-> NHWC, folded or generic) before and after its NHWC kernels.
@@ -93,7 +93,7 @@ namespace detail {
 // of one tensor; the traces record no shapes for tensor lists, so the grid is the best size we have
 // (an upper bound: the last chunk of each tensor is partial). FP32 parameters assumed.
 [[nodiscard]] inline std::optional<double> foreach_bytes(const Kernel& k, const Operation& op) {
-  if (k.name.find("multi_tensor_apply") == std::string::npos) return std::nullopt;
+  if (k.name.find("multi_tensor_apply") == std::string::npos || !k.launch_recorded) return std::nullopt;
   double lists = 0;
   for (const auto& t : op.inputs) lists += t.dtype == "TensorList" ? 1 : 0;
   if (lists == 0) lists = 2;

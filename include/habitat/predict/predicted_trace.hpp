@@ -170,7 +170,7 @@ template <class Predictor>
   out.kernels.reserve(t.kernels.size());
   std::vector<BreakdownRow> by_label(labels.names.size());
   std::array<BreakdownRow, std::size(all_methods)> by_method_index{};
-  double moved_cudnn_us = 0, moved_matmul_us = 0, unsized_nccl_us = 0;
+  double moved_cudnn_us = 0, moved_matmul_us = 0, unsized_nccl_us = 0, unplaced_collective_us = 0;
   std::array<double, 4> fallback_us{};  // by Precision: tensor-core math with no such tensor cores on dest
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
@@ -180,8 +180,12 @@ template <class Predictor>
     // they are communication, not compute: kept at their recorded time, and said.
     const bool unsized_nccl = !coll && k.kind == GpuWorkKind::kernel && !k.collective && (k.name.starts_with("ncclKernel") || k.name.starts_with("ncclDevKernel"));
     if (unsized_nccl) unsized_nccl_us += k.duration_us;
+    // A collective the model cannot place on the destination (more ranks than its node holds and no network
+    // between nodes in the catalog, or a collective it does not know): communication all the same, kept as recorded.
+    const bool unplaced = !coll && k.kind == GpuWorkKind::kernel && k.collective;
+    if (unplaced) unplaced_collective_us += k.duration_us;
     const KernelPrediction kp = coll           ? KernelPrediction{*coll, Method::collective}
-                                : unsized_nccl ? KernelPrediction{k.duration_us, Method::collective}
+                                : unsized_nccl || unplaced ? KernelPrediction{k.duration_us, Method::collective}
                                                : guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
     out.kernels.push_back(kp);
     out.gpu_active_us += kp.duration_us;
@@ -208,6 +212,11 @@ template <class Predictor>
     out.collective_note = "NCCL kernels without a recorded message size (" + std::to_string(static_cast<int>(100 * unsized_nccl_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
                           "% of the origin's GPU time) are kept at their recorded time; this is one rank's trace, which shows neither the "
                           "message sizes (recent PyTorch records them) nor the other ranks' waits and stragglers";
+  if (unplaced_collective_us > 0)
+    out.collective_note += std::string(out.collective_note.empty() ? "" : "; ") + "collectives that the GPU's catalog entry cannot place (their ranks span more nodes than it gives a network for, or the "
+                           "collective is not modelled; " +
+                           std::to_string(static_cast<int>(100 * unplaced_collective_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
+                           "% of the origin's GPU time) are kept at their recorded time";
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);
   return out;

@@ -57,7 +57,8 @@ struct RooflineScaling {
     const double dram_bytes = known ? w.bytes * dram_fraction(w.bytes, o.l2_mib) : 0;
     const RooflineTime busy_o = roofline_sustained(known ? w.flops : 0, dram_bytes, w.precision, o);
     const bool matmul = k.name.find("gemm") != std::string::npos || k.name.find("xmma") != std::string::npos ||
-                        k.name.find("cutlass") != std::string::npos || k.name.find("conv") != std::string::npos;
+                        k.name.find("cutlass") != std::string::npos || k.name.find("conv") != std::string::npos ||
+                        k.name.starts_with("Cijk_");
     // Work unknown (no recorded shapes): of a kernel's time beyond its fixed part, the share that throughput
     // explains in the fixtures whose work is known (unknown_work_share) is taken as math for a matmul or
     // convolution (by its library's name), as DRAM traffic for any other kernel; the rest is latency.
@@ -100,7 +101,12 @@ struct RooflineScaling {
       const double s_gpu = matmul ? (rate_o * o.sms) / (rate_d * d.sms) : s_mem;
       return {t_o * s_gpu, Method::unrecorded_launch, matmul ? 0.0 : 1.0};
     }
-    if (k.kind == GpuWorkKind::kernel) {
+    if (k.kind == GpuWorkKind::kernel && !k.launch_recorded) {
+      // No launch recorded (ROCm): the math is taken to spread over every SM of both GPUs; what neither its math
+      // nor its traffic explains is latency, which SMs do not shorten.
+      method = Method::no_launch;
+      load_ratio = double(o.sms) / double(d.sms);
+    } else if (k.kind == GpuWorkKind::kernel) {
       const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};
       const std::int64_t blocks = std::max<std::int64_t>(k.blocks(), 1);
       const auto wave_o = try_wave_size(o, lc), wave_d = try_wave_size(d, lc);

@@ -23,6 +23,7 @@ enum class Method {
   unrecorded_launch,
   tile_model,
   unknown_math,
+  no_launch,
   collective,
 };
 
@@ -38,6 +39,7 @@ enum class Method {
     case Method::unrecorded_launch: return "throughput scaling (CUDA graph kernel: work unknown)";
     case Method::tile_model: return "GEMM tile model (kernel-varying op)";
     case Method::unknown_math: return "math throughput scaling (matmul/convolution kernel, no recorded shapes)";
+    case Method::no_launch: return "roofline scaling, spread over the GPU (launch not recorded: ROCm)";
     case Method::collective: return "collective model (NCCL kernel: message size, ranks, links)";
   }
   return "?";
@@ -45,7 +47,8 @@ enum class Method {
 
 inline constexpr Method all_methods[] = {Method::wave_scaling,     Method::wave_scaling_sm_ratio, Method::bandwidth_scaling,
                                          Method::host_transfer,    Method::mlp_ratio,             Method::roofline_scaling,
-                                         Method::roofline_operation, Method::unrecorded_launch, Method::tile_model, Method::unknown_math, Method::collective};
+                                         Method::roofline_operation, Method::unrecorded_launch, Method::tile_model, Method::unknown_math, Method::no_launch,
+                                         Method::collective};
 static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::collective) + 1, "list every Method (collective is the last)");
 
 // A word or two for tables ("roofline 81%, tile 19%").
@@ -61,6 +64,7 @@ static_assert(std::size(all_methods) == static_cast<std::size_t>(Method::collect
     case Method::unrecorded_launch: return "graph";
     case Method::tile_model: return "tile";
     case Method::unknown_math: return "math-rate";
+    case Method::no_launch: return "no-launch";
     case Method::collective: return "collective";
   }
   return "?";
@@ -87,6 +91,13 @@ struct WaveScaling {
     if (k.kind != GpuWorkKind::kernel)  // copies and fills run at DRAM speed on no particular grid
       return {k.duration_us * std::pow(bw_ratio, gamma), Method::bandwidth_scaling, gamma};
     WaveInput in{k.blocks(), 0, 0, bw_ratio, origin.boost_clock_mhz / dest.boost_clock_mhz, gamma};
+    if (!k.launch_recorded) {
+      // Taken to fill both GPUs: as many blocks as one per SM on each, several times over.
+      in.blocks = std::int64_t{origin.sms} * dest.sms;
+      in.wave_origin = origin.sms;
+      in.wave_dest = dest.sms;
+      return {k.duration_us * Waves::scale(in), Method::no_launch, gamma};
+    }
     const LaunchConfig lc{k.threads_per_block(), k.registers_per_thread, k.shared_mem_bytes};
     const auto wave_o = try_wave_size(origin, lc);
     const auto wave_d = try_wave_size(dest, lc);

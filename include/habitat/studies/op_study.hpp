@@ -159,7 +159,7 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
     const double k = r.measured_ms - mlp::fixed_ms(r.q.op);
     if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= 0) continue;
-    v.push_back(k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * mlp::issue_per_clk_per_sm / (r.q.dims[0] * r.q.dims[1]));
+    v.push_back(k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * r.gpu->issue_threads_per_clk_per_sm() / (r.q.dims[0] * r.q.dims[1]));
   }
   return detail::median(std::move(v), it->per_element);
 }

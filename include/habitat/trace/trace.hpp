@@ -48,6 +48,9 @@ struct Kernel {
   int op = -1;                 // innermost enclosing operation (index into Trace::ops), -1 if none
   int call = -1;               // the host call that launched it (index into Trace::calls), -1 if unknown
   bool in_graph = false;       // launched by a CUDA graph: no framework op of its own, its launch sometimes 1x1
+  // grid and block are the launch's (false: not recorded, as on ROCm, where they stay 1x1x1 and the kernel is taken
+  // to spread over the GPU)
+  bool launch_recorded = true;
   std::optional<KernelMetrics> metrics;
   std::optional<Collective> collective;
 

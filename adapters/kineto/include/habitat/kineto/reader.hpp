@@ -99,6 +99,13 @@ class Retention {
   std::multimap<double, RawStep> windows_;
 };
 
+// An AMD GPU: a wavefront of 64 threads (NVIDIA's warp is 32), or its product name where the trace gives no warp size.
+// ROCm may leave the name empty.
+[[nodiscard]] inline bool amd_gpu(std::string_view name, double warp_size) {
+  return warp_size == 64 || name.find("AMD") != std::string_view::npos || name.find("Instinct") != std::string_view::npos ||
+         name.find("Radeon") != std::string_view::npos;
+}
+
 struct Collector {
   std::string path;
   Retention retention;
@@ -269,17 +276,13 @@ struct Collector {
 
   [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
 
-  // AMD GPUs describe themselves with a warp (wavefront) of 64 threads; NVIDIA's is 32. Names may be empty.
   [[nodiscard]] bool amd() const {
     return std::any_of(device_props.begin(), device_props.end(), [](const json::object& p) {
       const auto* w = p.if_contains("warpSize");
-      return w && w->is_number() && w->to_number<double>() == 64;
+      const auto* n = p.if_contains("name");
+      return amd_gpu(n && n->is_string() ? std::string_view(n->get_string()) : std::string_view{},
+                     w && w->is_number() ? w->to_number<double>() : 0);
     });
-  }
-  [[nodiscard]] std::string amd_name() const {
-    for (const auto& p : device_props)
-      if (const auto* n = p.if_contains("name"); n && n->is_string() && !n->get_string().empty()) return std::string(n->get_string()).substr(0, 60);
-    return "";
   }
 
   Kernel make_kernel(const RawEvent& e, Category c, double ts, double dur) const {
@@ -289,11 +292,17 @@ struct Collector {
     k.start_us = ts;
     k.duration_us = dur;
     k.stream = as_id(e.stream);
-    const auto grid = as_dim3(e.grid), block = as_dim3(e.block);
-    if (!grid || !block) throw make_error(path, where(), "launch dimensions are not whole non-negative numbers");
-    if (const auto bad = habitat::detail::launch_limit_violation(*grid, *block)) throw make_error(path, where(), *bad);
-    k.grid = *grid;
-    k.block = *block;
+    // ROCm writes a launch's dimensions for some HIP launch calls only, in blocks for some and in threads
+    // (OpenCL's global size) for others (hipExtModuleLaunchKernel): an AMD trace's are not used, its kernels
+    // are taken to spread over the GPU.
+    k.launch_recorded = !amd();
+    if (k.launch_recorded) {
+      const auto grid = as_dim3(e.grid), block = as_dim3(e.block);
+      if (!grid || !block) throw make_error(path, where(), "launch dimensions are not whole non-negative numbers");
+      if (const auto bad = habitat::detail::launch_limit_violation(*grid, *block)) throw make_error(path, where(), *bad);
+      k.grid = *grid;
+      k.block = *block;
+    }
     if (e.registers.present() && !as_whole(e.registers, 0, habitat::detail::max_registers_per_thread))
       throw make_error(path, where(), "'registers per thread' is not a count from 0 to 255");
     if (e.shared_memory.present() && !as_whole(e.shared_memory, 0, habitat::detail::max_shared_mem_per_block))
@@ -315,11 +324,8 @@ struct Collector {
         k.collective = Collective{std::string(e.collective.str()), *n * ops::dtype_bytes(e.dtype.is_string() ? e.dtype.str() : "Float"),
                                   static_cast<int>(*r)};
     }
-    if (c == Category::kernel && (k.block.count() <= 0 || !e.grid.present || !e.block.present))
-      throw make_error(path, where(),
-                       amd() ? "an AMD GPU's trace (deviceProperties: warp size 64" + std::string(amd_name().empty() ? "" : ", '" + amd_name() + "'") +
-                                   "): ROCm records no launch grid or block, which habitat needs, and AMD GPUs are not in the catalog yet"
-                             : "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
+    if (c == Category::kernel && k.launch_recorded && (k.block.count() <= 0 || !e.grid.present || !e.block.present))
+      throw make_error(path, where(), "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
     return k;
   }
 
@@ -386,8 +392,15 @@ inline std::optional<Device> origin_from_properties(const std::vector<json::obje
   l.shared_mem_per_block = static_cast<long>(num("sharedMemPerBlock").value_or(l.shared_mem_per_block));
   l.shared_mem_per_sm = static_cast<long>(num("sharedMemPerMultiprocessor").value_or(l.shared_mem_per_sm));
   l.shared_mem_per_block_optin = static_cast<long>(num("sharedMemPerBlockOptin").value_or(l.shared_mem_per_block_optin));
-  // Kineto does not export the reserved amount; every GPU since compute capability 8.0 reserves 1 KiB.
-  l.reserved_shared_mem_per_block = static_cast<long>(num("reservedSharedMemPerBlock").value_or(d.cc_major >= 8 ? 1024 : 0));
+  if (amd_gpu(d.name, l.warp_size)) {
+    d.vendor = Vendor::amd;
+    l.warp_size = 64;
+    if (d.name.empty() && d.sms > 0)
+      d.name = "AMD GPU (" + std::to_string(d.sms) + " CUs, gfx " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ")";
+  }
+  // Kineto does not export the reserved amount; every NVIDIA GPU since compute capability 8.0 reserves 1 KiB.
+  l.reserved_shared_mem_per_block =
+      static_cast<long>(num("reservedSharedMemPerBlock").value_or(d.nvidia() && d.cc_major >= 8 ? 1024 : 0));
   if (d.name.empty() || d.sms <= 0 || d.cc_major <= 0) return std::nullopt;
   return d;
 }
