@@ -228,3 +228,43 @@ TEST_CASE("a step marker of the user's names the steps: the same step as Profile
   CHECK(first.gpu_active_us() == Approx(200));
   CHECK_THROWS_WITH(kineto::read_trace(path, {.step = 9, .step_marker = "train_step"}), Catch::Contains("no 'train_step' #9"));
 }
+
+namespace {
+// A loop without annotations: set-up operations, then `iterations` copies of the same top-level operations, each
+// launching a kernel; `tail` adds operations after the loop.
+std::string loop_trace(int iterations, const std::vector<std::string>& body, const std::vector<std::string>& tail = {}) {
+  std::string ev = R"({"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":1,"ts":0,"dur":5},)"
+                   R"({"ph":"X","cat":"cpu_op","name":"aten::uniform_","pid":1,"tid":1,"ts":10,"dur":5})";
+  int t = 100, corr = 1;
+  auto op = [&](const std::string& name) {
+    const std::string c = std::to_string(corr++);
+    ev += R"(,{"ph":"X","cat":"cpu_op","name":")" + name + R"(","pid":1,"tid":1,"ts":)" + std::to_string(t) + R"(,"dur":40})";
+    ev += R"(,{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(t + 10) +
+          R"(,"dur":5,"args":{"correlation":)" + c + "}}";
+    ev += R"(,{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + std::to_string(t + 20) +
+          R"(,"dur":30,"args":{"correlation":)" + c + R"(,"grid":[1,1,1],"block":[128,1,1],"stream":7}})";
+    t += 50;
+  };
+  for (int i = 0; i < iterations; ++i)
+    for (const auto& name : body) op(name);
+  for (const auto& name : tail) op(name);
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+}  // namespace
+
+TEST_CASE("a loop without annotations: --infer-steps takes the repetitions of its top-level operations as steps", "[kineto]") {
+  const auto path = test::write_temp("loop.json", loop_trace(4, {"aten::linear", "aten::relu", "aten::sum"}));
+  CHECK_THROWS_WITH(kineto::read_trace(path), Catch::Contains("loop.json") && Catch::Contains("--infer-steps") &&
+                                                  Catch::Contains("4 repetitions of its 3 top-level operations (from 'aten::linear')"));
+  const Trace t = kineto::read_trace(path, {.infer_steps = true});
+  CHECK(t.profiled_steps == 4);
+  CHECK(t.kernels.size() == 3);  // the last iteration's
+  CHECK(t.ops.size() == 3);
+  CHECK(t.gpu_active_us() == Approx(90));
+  CHECK(std::any_of(t.warnings.begin(), t.warnings.end(), [](const std::string& w) { return w.find("4 repetitions") != std::string::npos; }));
+  CHECK(kineto::read_trace(path, {.step = 1, .infer_steps = true}).kernels.size() == 3);
+  // Two equal operations after varied ones are no loop: the error offers no repetition.
+  const auto tail = test::write_temp("tail.json", loop_trace(1, {"aten::linear", "aten::relu", "aten::sum", "aten::mul"}, {"aten::add", "aten::add"}));
+  CHECK_THROWS_WITH(kineto::read_trace(tail), !Catch::Contains("repetitions"));
+  CHECK_THROWS_WITH(kineto::read_trace(tail, {.infer_steps = true}), Catch::Contains("--whole-trace"));
+}

@@ -486,6 +486,72 @@ inline std::string marker_hint(const Collector& c) {
 // first, before any optimizer step ended, is not a whole iteration and is left out). Otherwise the whole
 // trace is one step where the caller asks for it (its span is often set-up and idle time, seconds around
 // milliseconds of GPU work: not an iteration to be taken silently). Either way the output says what was found.
+// Iterations found as the repetition of a trace's top-level operations: on the thread with the most of them, the
+// shortest sequence of operator names that repeats, back to back, up to the last one, at least twice and over at
+// least a quarter of them (two equal operations at the end are no loop; set-up before the loop, such as a model's
+// initialisation, may take the rest), each copy launching GPU work (a training
+// loop's forward, backward call and optimizer; a benchmark's calls). Empty where none.
+struct Repetition {
+  std::vector<RawStep> steps;
+  std::size_t period = 0;  // top-level operations per iteration
+  std::string first;       // the name an iteration starts with
+};
+[[nodiscard]] inline Repetition repeated_structure(const Collector& c) {
+  Repetition out;
+  std::map<std::int64_t, std::vector<const Operation*>> by_thread;
+  for (const auto& op : c.ops) by_thread[op.thread].push_back(&op);
+  std::vector<const Operation*> top;  // the busiest thread's outermost operations, in time order
+  for (auto& [thread, ops] : by_thread) {
+    std::sort(ops.begin(), ops.end(), [](const Operation* a, const Operation* b) {
+      return a->start_us != b->start_us ? a->start_us < b->start_us : a->duration_us > b->duration_us;
+    });
+    std::vector<const Operation*> outer;
+    double end = -1e300;
+    for (const Operation* op : ops)
+      if (op->start_us >= end) outer.push_back(op), end = op->start_us + op->duration_us;
+    if (outer.size() > top.size()) top = std::move(outer);
+  }
+  const std::size_t n = top.size();
+  if (n < 2) return out;
+  std::map<std::string_view, int> ids;
+  std::vector<int> name(n);
+  for (std::size_t i = 0; i < n; ++i) name[i] = ids.try_emplace(top[i]->name, static_cast<int>(ids.size())).first->second;
+  // Launch times, to require GPU work in every copy.
+  std::vector<double> launches;
+  for (const auto& call : c.calls)
+    if (call.enqueues()) launches.push_back(call.start_us);
+  std::sort(launches.begin(), launches.end());
+  auto launches_in = [&](double a, double b) { return std::lower_bound(launches.begin(), launches.end(), b) - std::lower_bound(launches.begin(), launches.end(), a); };
+  constexpr std::size_t max_period = 20000;  // top-level operations of one iteration: far beyond any model's
+  for (std::size_t p = 1; p <= std::min(n / 2, max_period); ++p) {
+    bool same = true;
+    for (std::size_t i = 0; i < p && same; ++i) same = name[n - 1 - i] == name[n - 1 - p - i];
+    if (!same) continue;
+    std::size_t copies = 2;
+    while ((copies + 1) * p <= n) {
+      bool more = true;
+      for (std::size_t i = 0; i < p && more; ++i) more = name[n - 1 - i] == name[n - 1 - copies * p - i];
+      if (!more) break;
+      ++copies;
+    }
+    if (4 * copies * p < n || copies * p < 4) continue;
+    std::vector<RawStep> steps;
+    for (std::size_t k = 0; k < copies; ++k) {
+      const std::size_t from = n - (copies - k) * p;
+      const double start = top[from]->start_us;
+      const double end = k + 1 < copies ? top[from + p]->start_us : top[n - 1]->start_us + top[n - 1]->duration_us;
+      steps.push_back({static_cast<long>(k + 1), start, end - start, {}});
+    }
+    if (!std::all_of(steps.begin(), steps.end(), [&](const RawStep& r) { return r.dur > 0 && launches_in(r.start, r.start + r.dur) > 0; }))
+      return out;
+    out.steps = std::move(steps);
+    out.period = p;
+    out.first = top[n - copies * p]->name.substr(0, 60);
+    return out;  // the shortest period that repeats decides; a longer one would merge iterations
+  }
+  return out;
+}
+
 inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vector<std::string>& warnings) {
   double lo = 1e300, hi = -1e300;
   auto span = [&](double ts, double dur) { lo = std::min(lo, ts), hi = std::max(hi, ts + dur); };
@@ -513,11 +579,24 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
                        std::to_string(c.steps.size()) + ", or record with a profiler schedule and prof.step() for exact boundaries");
     if (!c.steps.empty()) return;
   }
+  // Repeated top-level structure: the iterations of a loop without annotations.
+  const Repetition rep = options.whole_trace ? Repetition{} : repeated_structure(c);
+  const std::string rep_text = rep.steps.empty() ? std::string()
+                                                 : std::to_string(rep.steps.size()) + " repetitions of its " + std::to_string(rep.period) +
+                                                       " top-level operations (from '" + rep.first + "')";
+  if (!rep.steps.empty() && options.infer_steps) {
+    c.steps = rep.steps;
+    warnings.push_back("no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : "") + ": the iterations are taken as the " +
+                       rep_text + "; pass --step N to choose one of 1-" + std::to_string(c.steps.size()) +
+                       ", or record with a profiler schedule and prof.step() for exact boundaries");
+    return;
+  }
   const std::string hint = marker_hint(c);
   if (!options.whole_trace)
     throw make_error(c.path, "steps",
                      "no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : " and no optimizer steps") +
                          ": where an iteration starts is unknown; " +
+                         (rep_text.empty() ? std::string() : "pass --infer-steps to take the trace's " + rep_text + " as its steps, ") +
                          (hint.empty() ? std::string() : "pass --step-marker NAME if an annotation of yours marks each iteration (the trace has " + hint + "), ") +
                          "pass --whole-trace to predict all " + span_ms +
                          " ms of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
