@@ -159,4 +159,6 @@ TEST_CASE("a DDP rank's NCCL kernels are predicted by the collective model", "[c
     }
   CHECK(q.collective_note.find("cannot place") != std::string::npos);
   CHECK(p.collective_note.find("cannot place") == std::string::npos);
+  // Where they are modelled, the note says that the recorded time held the other ranks' waits.
+  CHECK(p.collective_note.find("waits on the other ranks") != std::string::npos);
 }

@@ -258,6 +258,7 @@ TEST_CASE("a loop without annotations: --infer-steps takes the repetitions of it
                                                   Catch::Contains("4 repetitions of its 3 top-level operations (from 'aten::linear')"));
   const Trace t = kineto::read_trace(path, {.infer_steps = true});
   CHECK(t.profiled_steps == 4);
+  CHECK(t.step_name == "iteration 4 (repeated top-level operations)");
   CHECK(t.kernels.size() == 3);  // the last iteration's
   CHECK(t.ops.size() == 3);
   CHECK(t.gpu_active_us() == Approx(90));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -170,7 +171,8 @@ template <class Predictor>
   out.kernels.reserve(t.kernels.size());
   std::vector<BreakdownRow> by_label(labels.names.size());
   std::array<BreakdownRow, std::size(all_methods)> by_method_index{};
-  double moved_cudnn_us = 0, moved_matmul_us = 0, unsized_nccl_us = 0, unplaced_collective_us = 0;
+  double moved_cudnn_us = 0, moved_matmul_us = 0, unsized_nccl_us = 0, unplaced_collective_us = 0,
+         modelled_collective_us = 0;
   std::array<double, 4> fallback_us{};  // by Precision: tensor-core math with no such tensor cores on dest
   for (std::size_t i = 0; i < t.kernels.size(); ++i) {
     const Kernel& k = t.kernels[i];
@@ -184,6 +186,7 @@ template <class Predictor>
     // between nodes in the catalog, or a collective it does not know): communication all the same, kept as recorded.
     const bool unplaced = !coll && k.kind == GpuWorkKind::kernel && k.collective;
     if (unplaced) unplaced_collective_us += k.duration_us;
+    if (coll) modelled_collective_us += k.duration_us;
     const KernelPrediction kp = coll           ? KernelPrediction{*coll, Method::collective}
                                 : unsized_nccl || unplaced ? KernelPrediction{k.duration_us, Method::collective}
                                                : guarded(p.predict(k, work[i], origin, dest), k, work[i], origin, dest, out);
@@ -212,6 +215,19 @@ template <class Predictor>
     out.collective_note = "NCCL kernels without a recorded message size (" + std::to_string(static_cast<int>(100 * unsized_nccl_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
                           "% of the origin's GPU time) are kept at their recorded time; this is one rank's trace, which shows neither the "
                           "message sizes (recent PyTorch records them) nor the other ranks' waits and stragglers";
+  auto ms_text = [](double us) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f ms", us / 1e3);
+    return std::string(b);
+  };
+  // One rank's collective lasts until the slowest rank joins it: its recorded time holds those waits, which the
+  // model (message, ranks, links) does not, so a rank trace's step can shrink by all of them.
+  if (modelled_collective_us > 0)
+    out.collective_note += std::string(out.collective_note.empty() ? "" : "; ") + "collectives (" +
+                           std::to_string(static_cast<int>(100 * modelled_collective_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
+                           "% of the origin's GPU time, " + ms_text(modelled_collective_us) +
+                           " recorded) are predicted from their message sizes, ranks and links; their recorded time includes waits on the other "
+                           "ranks, which one rank's trace cannot tell apart, and stragglers are not modelled";
   if (unplaced_collective_us > 0)
     out.collective_note += std::string(out.collective_note.empty() ? "" : "; ") + "collectives that the GPU's catalog entry cannot place (their ranks span more nodes than it gives a network for, or the "
                            "collective is not modelled; " +

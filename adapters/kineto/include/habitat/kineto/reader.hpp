@@ -132,6 +132,7 @@ struct Collector {
   std::map<std::string, std::size_t> foreign;  // complete events of categories nothing here reads
 
   std::string marker;                           // ReadOptions::step_marker
+  std::string inferred_from;                    // where synthesized steps came from, for their name
   std::map<std::string, long, std::less<>> annotation_names;  // the first names of user annotations, to suggest a marker
   static constexpr std::size_t annotation_names_max = 256;
 
@@ -574,6 +575,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
       const double start = opt[i - 1].start + opt[i - 1].dur, end = opt[i].start + opt[i].dur;
       if (end > start) c.steps.push_back({static_cast<long>(i), start, end - start, {}});
     }
+    c.inferred_from = "between optimizer steps";
     warnings.push_back("no ProfilerStep#N annotation: the iterations are taken between the ends of the optimizer's " +
                        std::to_string(opt.size()) + " steps (Optimizer.step#); pass --step N to choose one of 1-" +
                        std::to_string(c.steps.size()) + ", or record with a profiler schedule and prof.step() for exact boundaries");
@@ -586,6 +588,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
                                                        " top-level operations (from '" + rep.first + "')";
   if (!rep.steps.empty() && options.infer_steps) {
     c.steps = rep.steps;
+    c.inferred_from = "repeated top-level operations";
     warnings.push_back("no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : "") + ": the iterations are taken as the " +
                        rep_text + "; pass --step N to choose one of 1-" + std::to_string(c.steps.size()) +
                        ", or record with a profiler schedule and prof.step() for exact boundaries");
@@ -688,8 +691,10 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
   }
   c.compact();
   std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
-  t.step_name = synthesized ? (c.optimizer_steps.size() >= 2 ? "iteration " + std::to_string(step->number) + " (between optimizer steps)" : "the whole trace")
-                            : c.step_label(step->number);
+  // A synthesized step numbered 0 is the whole trace.
+  t.step_name = !synthesized         ? c.step_label(step->number)
+                : step->number == 0 ? "the whole trace"
+                                    : "iteration " + std::to_string(step->number) + " (" + c.inferred_from + ")";
   t.step_start_us = step->start;
   t.step_duration_us = step->dur;
   const double lo = step->start, hi = step->start + step->dur;
