@@ -125,7 +125,7 @@ TEST_CASE("AMD Instinct GPUs take their limits from their gfx target, not from H
     CHECK(d.issue_threads_per_clk_per_sm() == 64);
     CHECK(!d.on_tensor_cores(Precision::tf32));  // PyTorch's ROCm defaults keep FP32 in FP32
     CHECK(d.on_tensor_cores(Precision::bf16));
-    CHECK(d.validation.find("unvalidated") != std::string::npos);
+    CHECK(d.validation.empty());  // no AMD timing here: physics only, and every prediction says so
   }
   CHECK(c.at("MI210").cc_major == 9);
   CHECK(c.at("H100 SXM").hopper());
