@@ -211,8 +211,10 @@ template <class Predictor>
     out.datapath_note = datapath_note(moved_cudnn_us, moved_matmul_us, out.origin_gpu_active_us, tf32_settings(t));
   if (const std::string f = fallback_note(fallback_us, out.origin_gpu_active_us, dest); !f.empty())
     out.datapath_note += (out.datapath_note.empty() ? "" : "; ") + f;
+  // A share of the origin's GPU time, in whole percent, as the notes give it.
+  auto pct_of_origin = [&](double us) { return std::to_string(static_cast<int>(100 * us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)); };
   if (unsized_nccl_us > 0)
-    out.collective_note = "NCCL kernels without a recorded message size (" + std::to_string(static_cast<int>(100 * unsized_nccl_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
+    out.collective_note = "NCCL kernels without a recorded message size (" + pct_of_origin(unsized_nccl_us) +
                           "% of the origin's GPU time) are kept at their recorded time; this is one rank's trace, which shows neither the "
                           "message sizes (recent PyTorch records them) nor the other ranks' waits and stragglers";
   auto ms_text = [](double us) {
@@ -224,14 +226,14 @@ template <class Predictor>
   // model (message, ranks, links) does not, so a rank trace's step can shrink by all of them.
   if (modelled_collective_us > 0)
     out.collective_note += std::string(out.collective_note.empty() ? "" : "; ") + "collectives (" +
-                           std::to_string(static_cast<int>(100 * modelled_collective_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
+                           pct_of_origin(modelled_collective_us) +
                            "% of the origin's GPU time, " + ms_text(modelled_collective_us) +
                            " recorded) are predicted from their message sizes, ranks and links; their recorded time includes waits on the other "
                            "ranks, which one rank's trace cannot tell apart, and stragglers are not modelled";
   if (unplaced_collective_us > 0)
     out.collective_note += std::string(out.collective_note.empty() ? "" : "; ") + "collectives that the GPU's catalog entry cannot place (their ranks span more nodes than it gives a network for, or the "
                            "collective is not modelled; " +
-                           std::to_string(static_cast<int>(100 * unplaced_collective_us / std::max(out.origin_gpu_active_us, 1e-9) + 0.5)) +
+                           pct_of_origin(unplaced_collective_us) +
                            "% of the origin's GPU time) are kept at their recorded time";
   out.by_operation = detail::sorted_rows(by_op);
   out.by_method = detail::sorted_rows(by_method);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -269,8 +270,7 @@ inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
   // while the GPU idles, 6.5 ms in a public ROCm trace, is the host's). Work launched in an earlier step is not in
   // the trace: a call before the step has launched anything is taken as behind it.
   double held_above_us = std::numeric_limits<double>::infinity(), launch_own_us = 0;
-  double launched_start_us = std::numeric_limits<double>::infinity();  // latest start of a kernel launched so far
-  bool launched_any = false;
+  std::optional<double> launched_start_us;  // latest start of a kernel launched so far
   {
     std::vector<double> d;
     for (const auto& c : t.calls)
@@ -287,12 +287,9 @@ inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
   auto add_item = [&](HostItem item, double start, double dur, int op, bool costs_a_call) {
     const double gap = std::max(0.0, start - cursor);
     const double own = std::max(0.0, start + dur - std::max(start, cursor));
-    const bool pending = !launched_any || launched_start_us > start;
+    const bool pending = !launched_start_us || *launched_start_us > start;
     const bool held = costs_a_call && !item.blocking && own > held_above_us && pending;
-    for (const int k : item.kernels) {
-      launched_start_us = launched_any ? std::max(launched_start_us, t.kernels[k].start_us) : t.kernels[k].start_us;
-      launched_any = true;
-    }
+    for (const int k : item.kernels) launched_start_us = std::max(launched_start_us.value_or(t.kernels[k].start_us), t.kernels[k].start_us);
     const double busy = item.blocking ? std::min(own, host.blocking_call_us) : held ? launch_own_us : own;
     if (held) p.queue_wait_us += own - busy, ++p.queue_waits;
     const double recorded = gap + busy;

@@ -125,6 +125,7 @@ struct Collector {
   std::vector<Kernel> gpu;
   std::vector<Operation> ops;
   std::vector<json::object> device_props;
+  bool amd_props = false;  // an entry of device_props is an AMD GPU's
   std::size_t events = 0;
   static constexpr std::size_t compact_at = 1 << 14;  // events kept before the first compaction
   static constexpr double max_duration_us = 1e10, max_timestamp_us = 1e17;
@@ -145,7 +146,14 @@ struct Collector {
            is(cat, "overhead") || is(cat, "cuda_sync") || is(cat, "Python function") || is(cat, "ac2g") || is(cat, "fwdbwd");
   }
 
-  void device_properties(const json::object& o) { device_props.push_back(o); }
+  // Whether the trace's GPU is AMD's, decided as each device entry arrives (not per kernel, on the hot path).
+  void device_properties(const json::object& o) {
+    const auto* w = o.if_contains("warpSize");
+    const auto* n = o.if_contains("name");
+    amd_props |= amd_gpu(n && n->is_string() ? std::string_view(n->get_string()) : std::string_view{},
+                         w && w->is_number() ? w->to_number<double>() : 0);
+    device_props.push_back(o);
+  }
 
   void event(const RawEvent& e) {
     ++events;
@@ -277,14 +285,7 @@ struct Collector {
 
   [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
 
-  [[nodiscard]] bool amd() const {
-    return std::any_of(device_props.begin(), device_props.end(), [](const json::object& p) {
-      const auto* w = p.if_contains("warpSize");
-      const auto* n = p.if_contains("name");
-      return amd_gpu(n && n->is_string() ? std::string_view(n->get_string()) : std::string_view{},
-                     w && w->is_number() ? w->to_number<double>() : 0);
-    });
-  }
+  [[nodiscard]] bool amd() const { return amd_props; }
 
   Kernel make_kernel(const RawEvent& e, Category c, double ts, double dur) const {
     Kernel k;
