@@ -321,7 +321,7 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
       note({"AMD GPUs are unvalidated (" + amd + "): their per-CU rates are the datasheets' at the peak engine clock, no AMD timing is in "
             "habitat's data, and ROCm traces record no usable launch, so their kernels are taken to spread over the whole GPU"});
   }
-  report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own)};
+  report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own), t.distributed};
   o.iteration_us = o.simulated->timeline.period_us;
   std::map<std::string, sim::StepProgram> programs;  // by destination host
   std::vector<sim::HostModel> host_models;          // by destination

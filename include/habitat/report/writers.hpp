@@ -15,6 +15,7 @@
 #include "habitat/studies/gamma_study.hpp"
 #include "habitat/report/whatif_summary.hpp"
 #include "habitat/sim/compose.hpp"
+#include "habitat/trace/trace.hpp"
 
 namespace habitat::report {
 
@@ -22,7 +23,15 @@ struct OriginSummary {
   std::string device;
   double iteration_us = 0, gpu_active_us = 0;  // iteration: un-profiled, simulated with the trace's own kernel times
   std::optional<sim::OriginTimeline> simulated;
+  std::optional<DistributedInfo> distributed;  // the trace's, as read (Trace::distributed)
 };
+
+// The recording rank as the trace's distributedInfo gives it: "rank 0 of 8 (distributedInfo, nccl)".
+[[nodiscard]] inline std::string distributed_text(const DistributedInfo& d) {
+  const std::string of = d.world_size ? std::to_string(*d.world_size) : "?";
+  return (d.rank ? "rank " + std::to_string(*d.rank) + (d.world_size ? " of " + of : "") : "one of " + of + " ranks") + " (distributedInfo" +
+         (d.backend.empty() ? "" : ", " + d.backend) + ")";
+}
 
 [[nodiscard]] inline std::string fmt(const char* f, double v) {
   char buf[64];
@@ -162,6 +171,12 @@ inline void write_json(std::ostream& os, const OriginSummary& o, const std::vect
     origin["host"] = o.simulated->host;
     origin["timeline"] = timeline_json(o.simulated->timeline);
   }
+  if (const auto& d = o.distributed) {
+    auto opt_int = [](const std::optional<int>& v) { return v ? boost::json::value(*v) : boost::json::value(nullptr); };
+    origin["distributed"] = {{"rank", opt_int(d->rank)}, {"world_size", opt_int(d->world_size)},
+                             {"backend", d->backend.empty() ? boost::json::value(nullptr) : boost::json::value(d->backend)},
+                             {"source", "distributedInfo"}};
+  }
   boost::json::object root{{"schema", "habitat.prediction/1"}, {"origin", std::move(origin)}, {"predictions", std::move(preds)}};
   if (what_if) root["what_if"] = what_if_json(*what_if);
   os << habitat::detail::json_text(root) << "\n";
@@ -235,6 +250,7 @@ inline void write_table(std::ostream& os, const OriginSummary& o, const std::vec
          << "simulated host time was scaled by " << fmt("%.2f", s.count_scale) << " to within its host profile's band of that (one profiled sample of a short step is mostly the "
          << "profiler's own bookkeeping)";
   }
+  if (o.distributed) os << "\n  recorded by " << distributed_text(*o.distributed);
   os << "\n\n";
   char line[320];
   std::snprintf(line, sizeof line, "%-24s %13s %14s %12s %-10s %11s %12s  %-18s %s\n", "device", "iteration ms", "GPU active ms", "GPU busy ms", "bound",

@@ -95,10 +95,17 @@ template <class Range, class Start, class Duration>
   return total;
 }
 
+// Which rank of a torch.distributed job recorded the trace: the trace's "distributedInfo", as far as it says.
+struct DistributedInfo {
+  std::optional<int> rank, world_size;  // some traces give only the rank
+  std::string backend;                  // "nccl", "gloo", ...; empty if not given
+};
+
 struct Trace {
   std::string source;        // file it came from
   std::string device_name;   // origin GPU as the trace names it
   std::optional<Device> device_props;  // what the trace says about the origin (SMs, limits), if anything
+  std::optional<DistributedInfo> distributed;  // the recording rank and world size, if the trace gives them
   std::string step_name;
   double step_start_us = 0, step_duration_us = 0;
   std::vector<Operation> ops;

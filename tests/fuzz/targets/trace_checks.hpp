@@ -32,12 +32,14 @@ inline void check_trace(const Trace& t) {
     if (auto bad = detail::launch_limit_violation(k.grid, k.block)) require(false, "kernel '" + k.name + "': " + *bad);
     require(k.registers_per_thread >= 0 && k.shared_mem_bytes >= 0, "negative registers or shared memory");
     if (k.collective) require_finite(k.collective->bytes, "collective bytes");
+    if (k.collective) require(k.collective->ranks >= 1, "a collective without its ranks");
   }
   for (double m : t.marks_us) require_finite(m, "annotation mark");
   require_finite(t.gpu_active_us(), "GPU active time");
   require_finite(t.gpu_busy_us(), "GPU busy time");
   require_finite(t.iteration_us(), "iteration time");
   if (t.device_props) check_device(*t.device_props);
+  if (const auto& d = t.distributed) require(!d->rank || !d->world_size || *d->rank < *d->world_size, "a rank beyond the world size");
 }
 
 }  // namespace habitat::fuzz

@@ -1,8 +1,9 @@
 #pragma once
 // Streams a Kineto trace (.json or .json.gz) through a SAX parser and hands each element of its top-level
 // "traceEvents" array to a sink as a RawEvent (the fields habitat reads, straight from the parser's
-// events: no JSON object is built per event), and each element of "deviceProperties" as a small JSON
-// object. Neither the text nor a document of the trace is ever held in memory as a whole.
+// events: no JSON object is built per event), each element of "deviceProperties" as a small JSON
+// object, and the scalars of "distributedInfo" (rank, world size, backend) as a RawDistributed. Neither
+// the text nor a document of the trace is ever held in memory as a whole.
 #include <unistd.h>
 #include <zlib.h>
 
@@ -28,9 +29,10 @@
 namespace habitat::kineto {
 
 template <class S>
-concept EventSink = requires(S& s, const RawEvent& e, const boost::json::object& o) {
+concept EventSink = requires(S& s, const RawEvent& e, const boost::json::object& o, const RawDistributed& d) {
   s.event(e);
   s.device_properties(o);
+  s.distributed_info(d);
 };
 
 namespace detail {
@@ -87,10 +89,10 @@ inline Key arg_key(std::string_view k) {
   }
 }
 
-enum class Section { none, trace_events, device_properties };
+enum class Section { none, trace_events, device_properties, distributed_info };
 
-// Depths count open containers: 1 the document's object, 2 a top-level array, 3 an event, 4 its "args",
-// 5 an array inside "args" ("grid", "Input Dims"), 6 an element of "Input Dims".
+// Depths count open containers: 1 the document's object, 2 a top-level array ("distributedInfo": an object), 3 an
+// event, 4 its "args", 5 an array inside "args" ("grid", "Input Dims"), 6 an element of "Input Dims".
 template <EventSink Sink>
 class EventHandler {
  public:
@@ -125,12 +127,13 @@ class EventHandler {
     if (depth_ == 1) top_key_.assign(k);
     else if (events() && depth_ == 3) top_ = event_key(k);
     else if (in_args_ && depth_ == 4) arg_ = arg_key(k);
+    else if (section_ == Section::distributed_info && depth_ == 2) dist_field_ = dist_key(k);
     part_.clear();
     return true;
   }
   bool on_string_part(string_view s, std::size_t, error_code&) {
     if (props()) stack_.push_chars(s);
-    else if (events()) part_.append(s.data(), s.size());
+    else if (events() || dist_slot()) part_.append(s.data(), s.size());
     return true;
   }
   bool on_string(string_view s, std::size_t, error_code&) {
@@ -145,6 +148,9 @@ class EventHandler {
       } else {
         string_element(v);
       }
+      part_.clear();
+    } else {
+      top_value(Scalar::Kind::string, 0, whole(s));
       part_.clear();
     }
     return true;
@@ -181,6 +187,22 @@ class EventHandler {
  private:
   [[nodiscard]] bool events() const { return section_ == Section::trace_events && depth_ >= 3; }
   [[nodiscard]] bool props() const { return section_ == Section::device_properties && depth_ >= 3; }
+  // The field of "distributedInfo" a scalar at the current place fills, if any.
+  [[nodiscard]] Scalar* dist_slot() const { return section_ == Section::distributed_info && depth_ == 2 ? dist_field_ : nullptr; }
+  Scalar* dist_key(std::string_view k) {
+    return is(k, "rank") ? &dist_.rank : is(k, "world_size") ? &dist_.world_size : is(k, "backend") ? &dist_.backend : nullptr;
+  }
+  // A scalar outside the events: a field of "distributedInfo", or "distributedInfo" itself written as a scalar.
+  void top_value(Scalar::Kind kind, double v = 0, std::string_view text = {}) {
+    if (Scalar* x = dist_slot()) {
+      x->kind = kind;
+      x->number = v;
+      x->text.assign(text);
+    } else if (depth_ == 1 && is(top_key_, "distributedInfo")) {
+      dist_ = {};
+      sink_.distributed_info(dist_);
+    }
+  }
 
   std::string_view whole(string_view s) {
     if (part_.empty()) return {s.data(), s.size()};
@@ -248,7 +270,7 @@ class EventHandler {
   }
 
   void number(double v) {
-    if (!events()) return;
+    if (!events()) return top_value(Scalar::Kind::number, v);
     if (Scalar* x = scalar_slot()) {
       x->kind = Scalar::Kind::number;
       x->number = v;
@@ -259,7 +281,7 @@ class EventHandler {
   }
 
   void other() {
-    if (!events()) return;
+    if (!events()) return top_value(Scalar::Kind::other);
     if (Scalar* x = scalar_slot()) x->kind = Scalar::Kind::other;
     else if (depth_ == 5 && in_args_) list_element({});
   }
@@ -302,7 +324,16 @@ class EventHandler {
         saw_trace_events = true;
       } else if (!object && (is(top_key_, "deviceProperties") || is(top_key_, "computeProperties"))) {  // the latter: torch 1.8
         section_ = Section::device_properties;
+      } else if (is(top_key_, "distributedInfo")) {
+        section_ = Section::distributed_info;
+        dist_ = {};
+        dist_.is_object = object;
+        dist_field_ = nullptr;
       }
+      return true;
+    }
+    if (section_ == Section::distributed_info) {
+      if (depth_ == 3 && dist_field_) dist_field_->kind = Scalar::Kind::other;  // a container where a scalar belongs
       return true;
     }
     if (props()) {
@@ -374,6 +405,7 @@ class EventHandler {
       if (depth_ == 4 && event_object_) in_args_ = false;
       if (depth_ == 3 && event_object_) sink_.event(ev_);
     }
+    if (depth_ == 2 && section_ == Section::distributed_info) sink_.distributed_info(dist_);
     if (depth_ == 2) section_ = Section::none;
     --depth_;
     return true;
@@ -389,6 +421,8 @@ class EventHandler {
   int dims_rank_ = 99, types_rank_ = 99, values_rank_ = 99;
   Scalar shape_scalar_;
   RawEvent ev_;
+  RawDistributed dist_;
+  Scalar* dist_field_ = nullptr;  // the field of dist_ the last key of "distributedInfo" names
 };
 
 }  // namespace detail

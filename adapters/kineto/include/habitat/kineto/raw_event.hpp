@@ -96,6 +96,13 @@ inline std::optional<Dim3> as_dim3(const Dims& dims) {
   return d;
 }
 
+// The top-level "distributedInfo" as written: whether it was an object, and the scalars read from it (its nested
+// "pg_config" and the like are skipped, so it stays a few bytes whatever the job's size). Checked by the reader.
+struct RawDistributed {
+  bool is_object = false;
+  Scalar rank, world_size, backend;
+};
+
 // The fields of one event (top level and its "args") that the reader uses. Buffers are reused from one
 // event to the next, so reading an event allocates nothing once the first few have been read.
 struct RawEvent {

@@ -126,6 +126,8 @@ struct Collector {
   std::vector<Operation> ops;
   std::vector<json::object> device_props;
   bool amd_props = false;  // an entry of device_props is an AMD GPU's
+  std::optional<DistributedInfo> distributed;
+  static constexpr double max_ranks = 1 << 20;  // of a job, or of a collective's group: beyond any that has run
   std::size_t events = 0;
   static constexpr std::size_t compact_at = 1 << 14;  // events kept before the first compaction
   static constexpr double max_duration_us = 1e10, max_timestamp_us = 1e17;
@@ -153,6 +155,34 @@ struct Collector {
     amd_props |= amd_gpu(n && n->is_string() ? std::string_view(n->get_string()) : std::string_view{},
                          w && w->is_number() ? w->to_number<double>() : 0);
     device_props.push_back(o);
+  }
+
+  // "distributedInfo", checked as every number of the trace is: its world size stands in for the group size of the
+  // collectives that record none, so a wrong one would silently change their prediction.
+  void distributed_info(const RawDistributed& d) {
+    auto bad = [&](const std::string& problem) { return make_error(path, "distributedInfo", problem); };
+    auto shown = [](const Scalar& v) {
+      if (const auto x = as_number(v); x && !v.is_string()) return habitat::detail::number_text(*x);
+      return v.is_string() ? "'" + std::string(v.str().substr(0, 40)) + "'" : std::string("not a number");
+    };
+    if (!d.is_object) throw bad("not an object (torch.distributed writes {\"backend\": \"nccl\", \"rank\": R, \"world_size\": N})");
+    DistributedInfo out;
+    if (d.world_size.present()) {
+      const auto n = as_whole(d.world_size, 1, max_ranks);
+      if (!n) throw bad("'world_size' is " + shown(d.world_size) + ", not a whole number of ranks from 1 to " + habitat::detail::number_text(max_ranks));
+      out.world_size = static_cast<int>(*n);
+    }
+    if (d.rank.present()) {
+      const auto r = as_whole(d.rank, 0, max_ranks - 1);
+      if (!r) throw bad("'rank' is " + shown(d.rank) + ", not a whole number from 0 to " + habitat::detail::number_text(max_ranks - 1));
+      if (out.world_size && *r >= *out.world_size)
+        throw bad("'rank' " + std::to_string(*r) + " is not below 'world_size' " + std::to_string(*out.world_size) + " (ranks count from 0)");
+      out.rank = static_cast<int>(*r);
+    }
+    if (d.backend.present() && !d.backend.is_string()) throw bad("'backend' is not a string");
+    out.backend = d.backend.is_string() ? std::string(d.backend.str().substr(0, 64)) : "";
+    distributed.reset();
+    if (out.rank || out.world_size) distributed = std::move(out);
   }
 
   void event(const RawEvent& e) {
@@ -319,12 +349,13 @@ struct Collector {
       k.copy_kind = sp == std::string::npos ? "" : k.name.substr(sp + 1, k.name.find(' ', sp + 1) - sp - 1);
     }
     if (e.collective.is_string()) {
-      // NCCL's kernels: the collective model predicts them from their message and ranks.
+      // NCCL's kernels: the collective model predicts them from their message and ranks. Without a group size
+      // (older PyTorch) the ranks are left 0, for read_trace to take the trace's world size, which may come later in the file.
       const auto n = as_whole(e.nelems, 0, 0x1p60);
-      const auto r = as_whole(e.group_size, 1, 1 << 20);
-      if (n && r)
+      const auto r = as_whole(e.group_size, 1, max_ranks);
+      if (n && (r || !e.group_size.present()))
         k.collective = Collective{std::string(e.collective.str()), *n * ops::dtype_bytes(e.dtype.is_string() ? e.dtype.str() : "Float"),
-                                  static_cast<int>(*r)};
+                                  static_cast<int>(r.value_or(0))};
     }
     if (c == Category::kernel && k.launch_recorded && (k.block.count() <= 0 || !e.grid.present || !e.block.present))
       throw make_error(path, where(), "kernel '" + k.name.substr(0, 80) + "' has no 'grid' or 'block'");
@@ -620,6 +651,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
   t.source = path;
   t.device_props = detail::origin_from_properties(c.device_props);
   if (t.device_props) t.device_name = t.device_props->name;
+  t.distributed = c.distributed;
 
   // Without ProfilerStep annotations every event was kept (there was no step to rule any out): the iterations
   // are found from the optimizer's steps, else the whole trace is one step.
@@ -792,6 +824,23 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
       t.kernels = std::move(kept);
       t.warnings.push_back(std::to_string(copies) + " GPU events appear twice in the file (same name, correlation, stream and start): each is counted once");
     }
+  }
+  {  // collectives without a group size: the trace's world size is their number of ranks, else they are unmodelled
+    const std::optional<int> world = t.distributed ? t.distributed->world_size : std::nullopt;
+    std::size_t unsized = 0;
+    for (auto& k : t.kernels)
+      if (k.collective && k.collective->ranks == 0) {
+        ++unsized;
+        if (world) k.collective->ranks = *world;
+        else k.collective.reset();
+      }
+    const std::string n = std::to_string(unsized) + (unsized == 1 ? " collective records" : " collectives record");
+    if (unsized > 0 && world)
+      t.warnings.push_back(n + " no group size: taken as " + std::to_string(*world) + (*world == 1 ? " rank" : " ranks") +
+                           ", from the trace's distributedInfo (its world size; a collective of a smaller process group is taken to span them all)");
+    else if (unsized > 0)
+      t.warnings.push_back(n + " no group size and the trace gives no world size (distributedInfo): their ranks are unknown, so the collective "
+                           "model does not predict them");
   }
   if (!have_launches)
     t.warnings.push_back("no CUDA runtime events: GPU work taken by its start time inside the step, launched as recorded");
