@@ -203,23 +203,28 @@ TEST_CASE("tensor parallel: the split and its all-reduces, and models it cannot 
   CHECK_THROWS_WITH(sim::tp_plan(one_gpu("vgg16_fp32_b32")), Catch::Contains("tensor parallel needs"));
 }
 
-TEST_CASE("FSDP and tensor parallel on 2 and 4 H100s from the one-GPU H200 trace: machines the costs were not fitted on", "[comm][fsdp][tp][accuracy]") {
+TEST_CASE("FSDP and tensor parallel on 2 and 4 H100s and 4 H200s from the one-GPU H200 trace: machines the costs were not fitted on",
+          "[comm][fsdp][tp][accuracy]") {
   const std::string parallel = std::string(HABITAT_FIXTURES) + "/parallel";
-  for (const int gpus : {2, 4}) {
-    INFO(gpus << " H100s");
+  for (const auto& [gpu, gpus] : {std::pair{"H100", 2}, {"H100", 4}, {"H200", 4}}) {
+    INFO(gpus << " " << gpu << "s");
+    auto machine = [&, gpu = std::string(gpu), gpus = gpus](bool calibrate_host) {
+      return gpu == "H200" ? report::ParallelFixture::h200x4(parallel, test::catalog(), test::hosts(), calibrate_host)
+                           : report::ParallelFixture::h100(gpus, parallel, test::catalog(), test::hosts(), calibrate_host);
+    };
     // As recorded: the destination machine's host taken to be the recording one.
-    const auto as_recorded = report::ParallelFixture::h100(gpus, parallel, test::catalog(), test::hosts(), false);
+    const auto as_recorded = machine(false);
     const auto f0 = report::fsdp_study(as_recorded);
     const auto t0 = report::tp_study(as_recorded);
     // Its host speed from its own one-GPU steps, one number for the machine.
-    const auto fx = report::ParallelFixture::h100(gpus, parallel, test::catalog(), test::hosts(), true);
+    const auto fx = machine(true);
     const auto f = report::fsdp_study(fx);
     const auto t = report::tp_study(fx);
     REQUIRE(fx.world_size == gpus);
     REQUIRE(f.rows.size() == 16);
     REQUIRE(t.rows.size() == 2);
-    std::printf("\nOn %d H100s from the one-GPU H200 traces (costs fitted on 2 H200s); the H100 machine's host at %.2fx the recording host's "
-                "time, from its one-GPU steps. ms: measured median of runs [lowest, highest]\n", gpus, fx.host_ratio);
+    std::printf("\nOn %d %ss from the one-GPU H200 traces (costs fitted on 2 H200s); the %s machine's host at %.2fx the recording host's "
+                "time, from its one-GPU steps. ms: measured median of runs [lowest, highest]\n", gpus, gpu, gpu, fx.host_ratio);
     std::printf("  with the recording host's speed instead: mean |error| FSDP %.1f%%, TP %.1f%%\n", 100 * f0.mean_abs(&report::FsdpRow::error),
                 100 * t0.mean_abs(&report::TpRow::error));
     std::printf("  %-18s %-13s %8s %17s %8s %7s %8s %7s %8s %7s\n", "workload", "plan", "measured", "[runs]", "habitat", "error", "1 GPU",

@@ -167,18 +167,25 @@ struct ParallelFixture {
   [[nodiscard]] static ParallelFixture h200x2(const std::string& dir, const Catalog& cat, const sim::HostRegistry& hosts) {
     return {dir, {dir + "/manifest.json", dir + "/run2/manifest.json", dir + "/run3/manifest.json"}, "", true, cat, hosts};
   }
-  // fixtures/parallel/h100x<gpus>: answers of 2 or 4 H100s (run1-3/manifest.json) for the H200 traces: machines the costs were not fitted on.
+  // fixtures/parallel/<folder>: answers of another machine (run1-3/manifest.json) for the H200 traces of h200x2, measured on `dest`.
+  [[nodiscard]] static ParallelFixture other_machine(const std::string& folder, const std::string& dest, const std::string& parallel_dir,
+                                                     const Catalog& cat, const sim::HostRegistry& hosts, bool calibrate_host) {
+    const std::string d = parallel_dir + "/" + folder;
+    return {parallel_dir + "/h200x2", {d + "/run1/manifest.json", d + "/run2/manifest.json", d + "/run3/manifest.json"}, dest, false, cat,
+            hosts, calibrate_host};
+  }
+  // fixtures/parallel/h100x<gpus>: answers of 2 or 4 H100s for the H200 traces: machines the costs were not fitted on.
   [[nodiscard]] static ParallelFixture h100(int gpus, const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts,
                                             bool calibrate_host) {
-    const std::string d = parallel_dir + "/h100x" + std::to_string(gpus);
-    return {parallel_dir + "/h200x2", {d + "/run1/manifest.json", d + "/run2/manifest.json", d + "/run3/manifest.json"}, "H100 SXM", false,
-            cat, hosts, calibrate_host};
+    return other_machine("h100x" + std::to_string(gpus), "H100 SXM", parallel_dir, cat, hosts, calibrate_host);
+  }
+  // fixtures/parallel/h200x4: answers of 4 H200s for the traces of 2 H200s: a GPU count and a machine the costs were not fitted on.
+  [[nodiscard]] static ParallelFixture h200x4(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts, bool calibrate_host) {
+    return other_machine("h200x4", "H200", parallel_dir, cat, hosts, calibrate_host);
   }
   // fixtures/parallel/h100x4pp: pipeline-parallel answers of 2 and 4 H100s (run1-3/manifest.json) for the H200 traces.
   [[nodiscard]] static ParallelFixture h100pp(const std::string& parallel_dir, const Catalog& cat, const sim::HostRegistry& hosts) {
-    const std::string d = parallel_dir + "/h100x4pp";
-    return {parallel_dir + "/h200x2", {d + "/run1/manifest.json", d + "/run2/manifest.json", d + "/run3/manifest.json"}, "H100 SXM", false,
-            cat, hosts, true};
+    return other_machine("h100x4pp", "H100 SXM", parallel_dir, cat, hosts, true);
   }
   // An item's plan; pipeline plans measured on several GPU counts in one manifest also name the count ("pp_1f1b_m4@n2").
   [[nodiscard]] static std::string plan_key(const boost::json::value& item) {
