@@ -144,23 +144,46 @@ inline constexpr double network_efficiency = 0.9;
   return allreduce(bytes, topology(d, ranks, ranks), m);
 }
 
+// The collectives the model predicts. Profilers spell them several ways: record_param_comms' "Collective name"
+// ("allreduce", "_allgather_base", ...) and ProcessGroupNCCL's annotations ("nccl:all_reduce",
+// "nccl:_all_gather_base", ...). All-to-all, send, recv, gather, scatter and reduce are not modelled.
+enum class CollectiveKind { all_reduce, broadcast, all_gather, reduce_scatter };
+inline constexpr std::array<CollectiveKind, 4> modelled_collectives{CollectiveKind::all_reduce, CollectiveKind::broadcast,
+                                                                   CollectiveKind::all_gather, CollectiveKind::reduce_scatter};
+
+// The name a trace's Collective carries (trace.hpp).
+[[nodiscard]] constexpr std::string_view to_string(CollectiveKind k) {
+  return k == CollectiveKind::all_reduce ? "allreduce" : k == CollectiveKind::broadcast ? "broadcast" : k == CollectiveKind::all_gather ? "allgather" : "reduce_scatter";
+}
+
+[[nodiscard]] constexpr std::optional<CollectiveKind> collective_kind(std::string_view name) {
+  if (name == "allreduce" || name == "all_reduce") return CollectiveKind::all_reduce;
+  if (name == "broadcast") return CollectiveKind::broadcast;
+  if (name == "allgather" || name == "all_gather" || name == "_allgather_base" || name == "_all_gather_base" || name == "all_gather_into_tensor_coalesced")
+    return CollectiveKind::all_gather;
+  if (name == "reduce_scatter" || name == "_reduce_scatter_base" || name == "reduce_scatter_tensor_coalesced") return CollectiveKind::reduce_scatter;
+  return std::nullopt;
+}
+
 // A recorded collective (an NCCL kernel of a DDP rank's trace) on the destination, its ranks placed on the
 // destination's typical nodes. All-gather and reduce-scatter move half an all-reduce's bus bytes for the
 // same buffer (`bytes`: the input per rank, as the profiler records it). nullopt: a collective the model
 // does not know, or a GPU without link figures; the kernel is then scaled like any other.
 [[nodiscard]] inline std::optional<double> collective_us(std::string_view name, double bytes, int ranks, const Device& d) {
-  if (ranks < 1 || !(bytes >= 0) || !std::isfinite(bytes)) return std::nullopt;
+  const auto kind = collective_kind(name);
+  if (!kind || ranks < 1 || !(bytes >= 0) || !std::isfinite(bytes)) return std::nullopt;
   Topology t;
   try {
     t = topology(d, ranks);
   } catch (const habitat::error&) {
     return std::nullopt;
   }
-  if (name == "allreduce" || name == "all_reduce") return allreduce(bytes, t).us;
-  if (name == "broadcast") return broadcast_us(bytes, t);
-  if (name == "allgather" || name == "all_gather" || name == "_allgather_base" || name == "all_gather_into_tensor_coalesced")
-    return all_gather_us(bytes * ranks, t);
-  if (name == "reduce_scatter" || name == "_reduce_scatter_base" || name == "reduce_scatter_tensor_coalesced") return reduce_scatter_us(bytes, t);
+  switch (*kind) {
+    case CollectiveKind::all_reduce: return allreduce(bytes, t).us;
+    case CollectiveKind::broadcast: return broadcast_us(bytes, t);
+    case CollectiveKind::all_gather: return all_gather_us(bytes * ranks, t);
+    case CollectiveKind::reduce_scatter: return reduce_scatter_us(bytes, t);
+  }
   return std::nullopt;
 }
 

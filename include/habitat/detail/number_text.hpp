@@ -14,4 +14,10 @@ namespace habitat::detail {
   return std::string(buf, r.ptr);
 }
 
+// A duration (in us) as messages quote it: to a tenth of a millisecond from 1 ms ("12.3 ms"), to a tenth of a
+// microsecond below ("0.3 us", "250 us"), so that a short recording is not "0 ms".
+[[nodiscard]] inline std::string duration_text(double us) {
+  return std::abs(us) >= 999.95 ? number_text(std::round(us / 100) / 10) + " ms" : number_text(std::round(us * 10) / 10) + " us";
+}
+
 }  // namespace habitat::detail

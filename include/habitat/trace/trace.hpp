@@ -34,6 +34,10 @@ struct Collective {
   int ranks = 0;
 };
 
+// NCCL's kernels by their names (ncclKernel_* before NCCL 2.19, ncclDevKernel_* since): communication, whether or
+// not the trace says which collective.
+[[nodiscard]] inline bool nccl_kernel_name(std::string_view name) { return name.starts_with("ncclKernel") || name.starts_with("ncclDevKernel"); }
+
 struct Kernel {
   std::string name;
   GpuWorkKind kind = GpuWorkKind::kernel;

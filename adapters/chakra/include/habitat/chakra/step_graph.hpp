@@ -269,7 +269,7 @@ inline void finish(StepGraph& g, const std::string& source) {
   g.topology = sim::ddp_topology(dest, opt);
   if (g.topology.ranks <= 1) {
     for (const auto& k : t.kernels)
-      if (k.collective || k.name.starts_with("ncclDevKernel") || k.name.starts_with("ncclKernel"))
+      if (k.collective || nccl_kernel_name(k.name))
         throw make_error(t.source, t.step_name,
                          "the trace is one rank of a multi-GPU step (NCCL kernels): give the one-GPU trace of the same step and --world-size");
     return graph_of(t, program, kernel_us, std::move(g), options);

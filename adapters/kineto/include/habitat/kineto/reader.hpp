@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "habitat/comm/allreduce.hpp"
 #include "habitat/detail/launch_limits.hpp"
 #include "habitat/detail/number_text.hpp"
 #include "habitat/detail/quantile.hpp"
@@ -23,6 +24,7 @@
 #include "habitat/kineto/event_stream.hpp"
 #include "habitat/kineto/raw_event.hpp"
 #include "habitat/ops/dtype.hpp"
+#include "habitat/ops/op_args.hpp"
 #include "habitat/trace/trace.hpp"
 
 namespace habitat::kineto {
@@ -106,6 +108,45 @@ class Retention {
          name.find("Radeon") != std::string_view::npos;
 }
 
+// Events of categories nothing here reads, counted by category: the first few names are kept (a trace has a
+// handful; a corrupt one could have a new name per event).
+struct CategoryTally {
+  static constexpr std::size_t max_names = 6, max_name_length = 40;
+  std::size_t events = 0;
+  std::vector<std::pair<std::string, std::size_t>> names;  // in the order first seen
+
+  void add(std::string_view cat) {
+    ++events;
+    cat = cat.substr(0, max_name_length);
+    for (auto& [name, n] : names)
+      if (name == cat) return void(++n);
+    if (names.size() < max_names) names.emplace_back(cat, 1);
+  }
+  // "'aiu', 'privateuse1'" (and "and others" where names were not kept); `device_only`: without the host-side
+  // calls of other accelerators' runtimes (Kineto names them "<device>_runtime" and "<device>_driver").
+  [[nodiscard]] std::string list(bool device_only = false) const {
+    std::string out;
+    std::size_t listed = 0;
+    for (const auto& [name, n] : names) {
+      if (device_only && (name.ends_with("_runtime") || name.ends_with("_driver"))) continue;
+      out += (out.empty() ? "'" : ", '") + name + "'";
+      listed += n;
+    }
+    if (!out.empty() && names.size() == max_names && listed < events) out += " and others";
+    return out;
+  }
+};
+
+// ProcessGroupNCCL's "nccl:<collective>" annotation around the launch of an NCCL kernel (PyTorch before 2.1, whose
+// kernels carry no collective): which collective, its message (its "Input Dims" and "Input type") and, where
+// given, its group size.
+struct CollectiveMark {
+  std::int64_t thread;
+  double start, end;
+  Collective collective;  // ranks 0 where the annotation gives no group size
+  std::string annotation;  // as written, at most 64 characters
+};
+
 struct Collector {
   std::string path;
   Retention retention;
@@ -132,7 +173,8 @@ struct Collector {
   static constexpr std::size_t compact_at = 1 << 14;  // events kept before the first compaction
   static constexpr double max_duration_us = 1e10, max_timestamp_us = 1e17;
   std::size_t kept_after_compaction = 0;
-  std::map<std::string, std::size_t> foreign;  // complete events of categories nothing here reads
+  CategoryTally foreign;  // complete events of categories nothing here reads
+  std::vector<CollectiveMark> collective_marks;  // kept as the events are
 
   std::string marker;                           // ReadOptions::step_marker
   std::string inferred_from;                    // where synthesized steps came from, for their name
@@ -190,7 +232,7 @@ struct Collector {
     if (!e.ph.is_string() || !is(e.ph.str(), "X") || !e.cat.is_string()) return;
     const Category c = category_of(e.cat.str());
     if (c == Category::other) {
-      if (!known_elsewhere(e.cat.str())) ++foreign[std::string(e.cat.str())];
+      if (!known_elsewhere(e.cat.str())) foreign.add(e.cat.str());
       return;
     }
     const auto ts = as_number(e.ts);
@@ -217,7 +259,10 @@ struct Collector {
         } else {
           // The optimizer's step closes a training iteration: the boundaries of traces without ProfilerStep.
           if (n.starts_with("Optimizer.step#")) add_optimizer_step(n, *ts, *dur);
-          if (retention.keep(*ts)) marks.push_back(*ts);
+          if (retention.keep(*ts)) {
+            marks.push_back(*ts);
+            if (n.starts_with("nccl:")) add_collective_mark(e, *ts, *dur);
+          }
         }
         break;
       }
@@ -263,7 +308,8 @@ struct Collector {
       }
       default: break;
     }
-    if (const std::size_t kept = ops.size() + calls.size() + gpu.size() + marks.size(); kept > std::max(compact_at, 2 * kept_after_compaction))
+    if (const std::size_t kept = ops.size() + calls.size() + gpu.size() + marks.size() + collective_marks.size();
+        kept > std::max(compact_at, 2 * kept_after_compaction))
       compact();
   }
 
@@ -274,7 +320,8 @@ struct Collector {
     std::erase_if(calls, [&](const HostCall& c) { return !retention.keep(c.start_us); });
     std::erase_if(marks, [&](double m) { return !retention.keep(m); });
     std::erase_if(gpu, [&](const Kernel& k) { return !retention.keep_gpu(k.start_us); });
-    kept_after_compaction = ops.size() + calls.size() + gpu.size() + marks.size();
+    std::erase_if(collective_marks, [&](const CollectiveMark& m) { return !retention.keep(m.start); });
+    kept_after_compaction = ops.size() + calls.size() + gpu.size() + marks.size() + collective_marks.size();
   }
 
   void add_step(std::string_view n, double ts, double dur) {
@@ -314,6 +361,22 @@ struct Collector {
   }
 
   [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
+
+  // An "nccl:<collective>" annotation: kept where it gives a message size (bytes: each input's elements times its
+  // dtype's size). The collective takes the model's name where the model knows it ("nccl:all_reduce" ->
+  // "allreduce"), else the annotation's ("all_to_all", "send", ...), which the model leaves at its recorded time.
+  void add_collective_mark(const RawEvent& e, double ts, double dur) {
+    const auto r = as_whole(e.group_size, 1, max_ranks);
+    if (!e.dims_array || e.n_dims == 0 || (e.group_size.present() && !r)) return;  // as a kernel's own collective is read
+    double bytes = 0;
+    for (std::size_t i = 0; i < e.n_dims; ++i)
+      bytes += cost::bytes_of(TensorArg{e.shapes[i], e.types_array && i < e.n_types ? e.types[i] : std::string(), {}});
+    const std::string_view written = e.name.str(), kind = written.substr(5);
+    const auto modelled = comm::collective_kind(kind);
+    collective_marks.push_back({as_id(e.tid), ts, ts + dur,
+                                Collective{std::string(modelled ? comm::to_string(*modelled) : kind.substr(0, 64)), bytes, static_cast<int>(r.value_or(0))},
+                                std::string(written.substr(0, 64))});
+  }
 
   [[nodiscard]] bool amd() const { return amd_props; }
 
@@ -491,13 +554,13 @@ inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_s
   std::size_t best = last_i;
   for (std::size_t i = c.steps.size(); can_switch && i-- > 0;)
     if (gpu[i] > 0 && std::abs(gpu[i] - med) < std::abs(gpu[best] - med)) best = i;
-  auto ms = [](double us) { return habitat::detail::number_text(std::round(us / 100) / 10); };
-  const std::string what = c.step_label(last->number) + ", the last with GPU work, has " + ms(gpu[last_i]) + " ms of it, " +
+  using habitat::detail::duration_text;
+  const std::string what = c.step_label(last->number) + ", the last with GPU work, has " + duration_text(gpu[last_i]) + " of it, " +
                            std::to_string(static_cast<int>(std::lround(100 * std::abs(gpu[last_i] / med - 1)))) + "% off the median of the " +
-                           std::to_string(with_work.size()) + " steps (" + ms(med) + " ms)";
+                           std::to_string(with_work.size()) + " steps (" + duration_text(med) + ")";
   warnings.push_back(best == last_i ? what + ": it is predicted all the same (standard input cannot be read twice; pass --step N)"
-                                    : what + ": " + c.step_label(c.steps[best].number) + " (" + ms(gpu[best]) +
-                                          " ms) is predicted instead; pass --step " + std::to_string(last->number) + " for the last");
+                                    : what + ": " + c.step_label(c.steps[best].number) + " (" + duration_text(gpu[best]) +
+                                          ") is predicted instead; pass --step " + std::to_string(last->number) + " for the last");
   return &c.steps[best];
 }
 
@@ -595,13 +658,13 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
   if (!(hi > lo)) throw make_error(c.path, "steps", "no operations or CUDA calls with a time span: nothing to take as a step");
   auto& opt = c.optimizer_steps;
   std::sort(opt.begin(), opt.end(), [](const RawStep& a, const RawStep& b) { return a.start < b.start; });
-  const std::string span_ms = std::to_string(static_cast<long long>((hi - lo) / 1e3));
+  const std::string span_text = habitat::detail::duration_text(hi - lo);
   if (opt.size() >= 2 && !options.infer_steps && !options.whole_trace)
     throw make_error(c.path, "steps",
                      "no ProfilerStep#N annotation, but " + std::to_string(opt.size()) +
                          " optimizer steps (Optimizer.step#), between which the iterations are likely to lie: pass --infer-steps to take "
-                         "them as the steps, --whole-trace to predict all " + span_ms +
-                         " ms of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
+                         "them as the steps, --whole-trace to predict all " + span_text +
+                         " of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
   if (opt.size() >= 2 && !options.whole_trace) {
     for (std::size_t i = 1; i < opt.size(); ++i) {
       const double start = opt[i - 1].start + opt[i - 1].dur, end = opt[i].start + opt[i].dur;
@@ -633,12 +696,97 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
                          ": where an iteration starts is unknown; " +
                          (rep_text.empty() ? std::string() : "pass --infer-steps to take the trace's " + rep_text + " as its steps, ") +
                          (hint.empty() ? std::string() : "pass --step-marker NAME if an annotation of yours marks each iteration (the trace has " + hint + "), ") +
-                         "pass --whole-trace to predict all " + span_ms +
-                         " ms of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
+                         "pass --whole-trace to predict all " + span_text +
+                         " of the recording as one step, or record with torch.profiler's schedule and call prof.step() once per iteration");
   c.steps.push_back({0, lo, hi - lo, {}});
   warnings.push_back("no ProfilerStep#N annotation" + std::string(opt.size() == 1 ? " and one optimizer step" : "") +
-                     ": the whole trace (" + span_ms + " ms of host time) is taken as one step; if it holds several iterations, the prediction is of all of them "
+                     ": the whole trace (" + span_text + " of host time) is taken as one step; if it holds several iterations, the prediction is of all of them "
                      "(record with torch.profiler's schedule and call prof.step() once per iteration)");
+}
+
+// What a trace without kernels, memcpys or memsets holds instead, to follow "no GPU work": another accelerator's
+// device events, CUDA launches whose GPU side was not recorded, or host events only.
+[[nodiscard]] inline std::string without_gpu_work(const Collector& c) {
+  const std::string none = " (no kernels, memcpys or memsets)";
+  if (const std::string device = c.foreign.list(true); !device.empty())
+    return none + "; its device events are of categories " + device + " (an accelerator other than a GPU?), which habitat does not model";
+  if (!c.launch_by_corr.empty())
+    return none + ", though its " + std::to_string(c.launch_by_corr.size()) +
+           " CUDA launches enqueued some: recorded without the CUDA activity (torch.profiler's ProfilerActivity.CUDA)?";
+  return none + ": a CPU-only trace, or one recorded without the CUDA activity (torch.profiler's ProfilerActivity.CUDA)?";
+}
+
+// The function an NCCL kernel's name gives ("ncclKernel_AllReduce_RING_LL_Sum_float": "AllReduce"), and the one NCCL
+// runs each collective the model predicts with: a kernel of another function inside an annotation (a SendRecv
+// kernel in 'nccl:all_reduce', as in a public HTA trace) is not that collective, and its message is not taken.
+[[nodiscard]] inline std::string_view nccl_function(std::string_view kernel) {
+  for (const std::string_view prefix : {"ncclKernel_", "ncclDevKernel_"})
+    if (kernel.starts_with(prefix)) return kernel.substr(prefix.size(), kernel.find('_', prefix.size()) - prefix.size());
+  return {};
+}
+[[nodiscard]] constexpr std::string_view nccl_function(comm::CollectiveKind k) {
+  switch (k) {
+    case comm::CollectiveKind::all_reduce: return "AllReduce";
+    case comm::CollectiveKind::broadcast: return "Broadcast";
+    case comm::CollectiveKind::all_gather: return "AllGather";
+    case comm::CollectiveKind::reduce_scatter: return "ReduceScatter";
+  }
+  return {};
+}
+
+// NCCL kernels that name no collective (PyTorch before 2.1) take it from the "nccl:<collective>" annotation that
+// encloses their launch on the launching thread (the innermost, if several), and it is said; so is a collective
+// the model does not predict, which keeps its recorded time, and a kernel whose name contradicts the annotation.
+inline void collectives_from_marks(Collector& c, Trace& t) {
+  auto& marks = c.collective_marks;
+  if (marks.empty()) return;
+  std::sort(marks.begin(), marks.end(), [](const CollectiveMark& a, const CollectiveMark& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.start < b.start;
+  });
+  std::map<std::string, std::size_t> taken;  // by annotation: a handful of names (the collectives PyTorch has)
+  std::map<std::string, std::size_t> unmodelled, contradicting;
+  std::size_t n = 0;
+  for (Kernel& k : t.kernels) {
+    if (k.collective || k.call < 0 || k.kind != GpuWorkKind::kernel || !nccl_kernel_name(k.name)) continue;
+    const HostCall& call = t.calls[static_cast<std::size_t>(k.call)];
+    auto it = std::upper_bound(marks.begin(), marks.end(), std::pair{call.thread, call.start_us}, [](const auto& key, const CollectiveMark& m) {
+      return key.first != m.thread ? key.first < m.thread : key.second < m.start;
+    });
+    while (it != marks.begin() && std::prev(it)->thread == call.thread) {
+      --it;
+      if (it->end < call.start_us + call.duration_us) continue;
+      const auto kind = comm::collective_kind(it->collective.name);
+      if (const auto f = nccl_function(k.name); kind && !f.empty() && f != "Generic" && f != nccl_function(*kind)) {
+        ++contradicting[std::string(f.substr(0, 32)) + " kernels in '" + it->annotation + "'"];
+        break;
+      }
+      k.collective = it->collective;
+      ++n;
+      ++taken[it->annotation];
+      if (!kind) ++unmodelled[k.collective->name];
+      break;
+    }
+  }
+  if (!contradicting.empty()) {
+    std::string which;
+    for (const auto& [what, count] : contradicting) which += (which.empty() ? "" : ", ") + what + " " + std::to_string(count) + "x";
+    t.warnings.push_back("NCCL kernels of another collective than the annotation around their launch names (" + which +
+                         "): its message is not taken for them");
+  }
+  if (n == 0) return;
+  auto kernels = [](std::size_t k) { return std::to_string(k) + (k == 1 ? " kernel" : " kernels"); };
+  std::string from;
+  for (const auto& [name, count] : taken) from += (from.empty() ? "'" : ", '") + name + "' " + std::to_string(count) + "x";
+  std::string w = std::to_string(n) + " NCCL kernel" + (n == 1 ? " names" : "s name") + " no collective: taken from the annotation" +
+                  (n == 1 ? "" : "s") + " around " + (n == 1 ? "its launch" : "their launches") + " (" + from +
+                  "), each message from the annotation's Input Dims and Input type";
+  if (!unmodelled.empty()) {
+    std::string modelled, not_modelled;
+    for (const auto kind : comm::modelled_collectives) modelled += (modelled.empty() ? "" : ", ") + std::string(comm::to_string(kind));
+    for (const auto& [name, count] : unmodelled) not_modelled += (not_modelled.empty() ? "" : ", ") + name + " (" + kernels(count) + ")";
+    w += "; the collective model predicts " + modelled + ", not " + not_modelled + ": those keep their recorded time";
+  }
+  t.warnings.push_back(std::move(w));
 }
 
 }  // namespace detail
@@ -660,6 +808,14 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
     const std::string hint = detail::marker_hint(c);
     throw make_error(path, "steps", "no annotation or operator named '" + options.step_marker + "' (--step-marker)" +
                                         (hint.empty() ? std::string(": the trace has no annotation of its own") : "; the trace has " + hint));
+  }
+  // No GPU work anywhere in the file: refused before steps are looked for, saying what the trace has instead.
+  if (c.gpu_spans.empty()) {
+    const std::string why = detail::without_gpu_work(c);
+    if (options.whole_trace && c.steps.empty()) throw make_error(path, "the whole trace", "the trace holds no GPU work" + why);
+    throw make_error(path, "steps",
+                     c.steps.empty() ? "no ProfilerStep#N annotation, and no GPU work in the trace" + why
+                                     : (marked ? "no '" + options.step_marker + "'" : std::string("no ProfilerStep")) + " launched any GPU work, nor does the trace hold any" + why);
   }
   const bool synthesized = c.steps.empty();
   if (synthesized) detail::synthesize_steps(c, options, t.warnings);
@@ -704,7 +860,9 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
   } else {
     for (auto it = c.steps.rbegin(); it != c.steps.rend() && !step; ++it)
       if (launched_in(*it)) step = &*it;
-    if (!step) throw make_error(path, "steps", std::string(marked ? "no '" + options.step_marker + "'" : "no ProfilerStep") + " launched any GPU work (a CPU-only trace?)");
+    if (!step)
+      throw make_error(path, "steps", std::string(marked ? "no '" + options.step_marker + "'" : "no ProfilerStep") +
+                                          " launched any GPU work (the trace's GPU work lies outside them)");
     if (!synthesized) step = detail::typical_step(c, step, path != "-", t.warnings);
   }
   // The events kept while streaming are those of the step that started last. When another step is the
@@ -796,11 +954,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
     }
     t.kernels.push_back(std::move(k));
   }
-  if (t.kernels.empty())
-    throw make_error(path, t.step_name,
-                     synthesized ? "no kernels, memcpys or memsets in the trace, and no ProfilerStep#N: a CPU-only trace, or one recorded "
-                                   "without the CUDA activity (torch.profiler's ProfilerActivity.CUDA)?"
-                                 : "no kernels, memcpys or memsets were launched in this step");
+  if (t.kernels.empty()) throw make_error(path, t.step_name, "no kernels, memcpys or memsets were launched in this step");
   std::sort(t.kernels.begin(), t.kernels.end(), [](const Kernel& a, const Kernel& b) { return a.start_us < b.start_us; });
   // The same GPU event twice (an exporter that wrote it twice, files joined): one launch cannot run twice
   // at the same moment on the same stream, so the copy is dropped, and said.
@@ -825,6 +979,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
       t.warnings.push_back(std::to_string(copies) + " GPU events appear twice in the file (same name, correlation, stream and start): each is counted once");
     }
   }
+  detail::collectives_from_marks(c, t);
   {  // collectives without a group size: the trace's world size is their number of ranks, else they are unmodelled
     const std::optional<int> world = t.distributed ? t.distributed->world_size : std::nullopt;
     std::size_t unsized = 0;
@@ -844,15 +999,8 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
   }
   if (!have_launches)
     t.warnings.push_back("no CUDA runtime events: GPU work taken by its start time inside the step, launched as recorded");
-  if (!c.foreign.empty()) {
-    std::string list;
-    std::size_t n = 0;
-    for (const auto& [cat, count] : c.foreign) {
-      n += count;
-      if (list.size() < 80) list += (list.empty() ? "'" : ", '") + cat.substr(0, 40) + "'";
-    }
-    t.warnings.push_back(std::to_string(n) + " events of categories habitat does not know (" + list + ") were ignored");
-  }
+  if (c.foreign.events > 0)
+    t.warnings.push_back(std::to_string(c.foreign.events) + " events of categories habitat does not know (" + c.foreign.list() + ") were ignored");
   // Host threads are replayed as one chain in time order: say so where two of them issued calls at once.
   {
     double overlap = 0, host = 0, end_other = -1e300, end_same = -1e300;
