@@ -131,7 +131,7 @@ TEST_CASE("a rank trace without group sizes predicts as with them, from its dist
   }
   CHECK(collectives >= 6);
   const Device h200 = resolve_origin(Catalog::builtin(), with, std::nullopt);
-  const Device& h100 = Catalog::builtin().at("H100 SXM");
+  const Device h100 = Catalog::builtin().at("H100 SXM");
   CHECK(predict_trace(without, kernel_work(without), h200, h100, RooflineScaling{}).gpu_active_us ==
         predict_trace(with, kernel_work(with), h200, h100, RooflineScaling{}).gpu_active_us);
 }

@@ -61,8 +61,8 @@ TEST_CASE("an NCCL kernel without a collective takes it from the 'nccl:' annotat
   CHECK(warned(t, "2 collectives record no group size: taken as 8 ranks"));
 
   // The all-reduce is predicted by the collective model; the all-to-all, which it does not model, keeps its time.
-  const Device& v100 = Catalog::builtin().at("V100");
-  const Device& h100 = Catalog::builtin().at("H100 SXM");
+  const Device v100 = Catalog::builtin().at("V100");
+  const Device h100 = Catalog::builtin().at("H100 SXM");
   const auto p = predict_trace(t, kernel_work(t), v100, h100, RooflineScaling{});
   CHECK(p.kernels[0].method == Method::collective);
   CHECK(p.kernels[0].duration_us == comm::collective_us("allreduce", 4 << 20, 8, h100));

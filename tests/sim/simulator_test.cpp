@@ -128,6 +128,28 @@ TEST_CASE("the profiler's cost is removed from the host time, per record and per
   CHECK(sim::build_program(t, h).host_us == Approx(75));
 }
 
+TEST_CASE("a launch call's own work beyond the profiler's most per record keeps its time: a driver loading code is not the profiler", "[sim]") {
+  // Ten launches of 5 us; the second takes 6.5 ms instead, with the GPU idle (a public ROCm trace's hipLaunchKernel
+  // loading code). The first kernel has started, so the call waits on no launch queue.
+  Trace t = synthetic(10, 10, 5, 1, false);
+  const double extra = 6500 - 5;
+  t.calls[1].duration_us += extra;
+  for (std::size_t i = 1; i < t.calls.size(); ++i) {
+    if (i > 1) t.calls[i].start_us += extra;
+    t.kernels[i].start_us += extra;
+  }
+  t.step_duration_us += extra;
+  sim::HostModel h;
+  h.profiler = {2, 1, 2};  // the slowdown halves what the records leave
+  const auto p = sim::build_program(t, h);
+  REQUIRE(p.queue_waits == 0);
+  const double over = 6500 - sim::ProfilerCost::max_record_us;  // the call's own work, kept whole
+  // The rest is halved as before: 10 gaps of 10 us, nine calls of 5 us and the long call's 90 us, less 10 x 1 us per call.
+  CHECK(p.host_us == Approx(over + (100 + 45 + sim::ProfilerCost::max_record_us - 10) / 2.0));
+  // Without the long call the step is the plain one, halved.
+  CHECK(sim::build_program(synthetic(10, 10, 5, 1, false), h).host_us == Approx((150 - 10) / 2.0));
+}
+
 TEST_CASE("a kernel that waited for another stream keeps waiting for it when times change", "[sim]") {
   Trace t = synthetic(2, 10, 5, 100, false);
   // Kernel 1 on another stream started only when kernel 0 ended, well after its own launch.
