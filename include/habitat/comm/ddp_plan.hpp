@@ -93,7 +93,7 @@ inline constexpr std::string_view ddp_hook_op = "torch::distributed::reducer::mu
     if (t.ops[i].name == accumulate_grad_op) order.push_back(i);
   }
   for (const auto& k : t.kernels)
-    if (k.name.starts_with("ncclDevKernel") || k.name.starts_with("ncclKernel")) plan.already_ddp = true;
+    if (nccl_kernel_name(k.name)) plan.already_ddp = true;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return t.ops[a].start_us < t.ops[b].start_us; });
   for (const int i : order) {
     const Operation& op = t.ops[i];

@@ -180,7 +180,7 @@ template <class Predictor>
     if (k.collective) coll = comm::collective_us(k.collective->name, k.collective->bytes, k.collective->ranks, dest);
     // NCCL's kernels without the profiler's annotation (message size, ranks): nothing to model them from, and
     // they are communication, not compute: kept at their recorded time, and said.
-    const bool unsized_nccl = !coll && k.kind == GpuWorkKind::kernel && !k.collective && (k.name.starts_with("ncclKernel") || k.name.starts_with("ncclDevKernel"));
+    const bool unsized_nccl = !coll && k.kind == GpuWorkKind::kernel && !k.collective && nccl_kernel_name(k.name);
     if (unsized_nccl) unsized_nccl_us += k.duration_us;
     // A collective the model cannot place on the destination (more ranks than its node holds and no network
     // between nodes in the catalog, or a collective it does not know): communication all the same, kept as recorded.
