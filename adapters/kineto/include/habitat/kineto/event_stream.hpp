@@ -44,7 +44,7 @@ using error_code = boost::system::error_code;
 // when a file has two (rank 0, the current spelling, wins).
 enum class Field : unsigned char {
   none, ph, cat, name, ts, dur, tid, args,
-  correlation, stream, grid, block, registers, shared_memory, bytes, collective, nelems, group_size, dtype, sequence,
+  correlation, stream, grid, block, registers, shared_memory, bytes, collective, nelems, group_size, dtype, sequence, external_id,
   input_dims, input_types, input_values
 };
 
@@ -76,7 +76,10 @@ inline Key arg_key(std::string_view k) {
       if (is(k, "Input type")) return {Field::input_types, 0};
       if (is(k, "input_type")) return {Field::input_types, 2};
       return is(k, "Group size") ? Key{Field::group_size} : Key{};
-    case 11: return is(k, "correlation") ? Key{Field::correlation} : is(k, "Input types") ? Key{Field::input_types, 1} : Key{};
+    case 11:
+      if (is(k, "correlation")) return {Field::correlation};
+      if (is(k, "External id")) return {Field::external_id};
+      return is(k, "Input types") ? Key{Field::input_types, 1} : Key{};
     case 13: return is(k, "shared memory") ? Key{Field::shared_memory} : is(k, "In msg nelems") ? Key{Field::nelems} : Key{};
     case 15:
       if (is(k, "Sequence number")) return {Field::sequence, 0};
@@ -235,6 +238,7 @@ class EventHandler {
         case Field::nelems: return &ev_.nelems;
         case Field::group_size: return &ev_.group_size;
         case Field::dtype: return &ev_.dtype;
+        case Field::external_id: return &ev_.external_id;
         case Field::sequence:
           if (arg_.rank > ev_.sequence_rank) return nullptr;
           ev_.sequence_rank = arg_.rank;

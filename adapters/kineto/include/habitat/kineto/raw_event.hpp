@@ -111,6 +111,7 @@ struct RawEvent {
   // args
   Scalar correlation, stream, registers, shared_memory, bytes, collective, nelems, group_size, dtype;
   Scalar sequence;
+  Scalar external_id;  // "External id": the CPU operation an event belongs to (its launches and, in some exporters, its GPU events)
   int sequence_rank = 99;  // which spelling of the sequence number was seen ("Sequence number" first)
   Dims grid, block;
   // "Input Dims" (a shape per input), "Input type" and "Concrete Inputs" (a string per input).
@@ -122,7 +123,7 @@ struct RawEvent {
   void clear() {
     is_object = false;
     for (Scalar* s : {&ph, &cat, &name, &ts, &dur, &tid, &correlation, &stream, &registers, &shared_memory, &bytes, &collective, &nelems,
-                      &group_size, &dtype, &sequence})
+                      &group_size, &dtype, &sequence, &external_id})
       s->clear();
     sequence_rank = 99;
     grid.clear();

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -176,6 +177,35 @@ struct Collector {
   CategoryTally foreign;  // complete events of categories nothing here reads
   std::vector<CollectiveMark> collective_marks;  // kept as the events are
 
+  // Links by 'External id' (the CPU operation an event belongs to) for GPU events written without a 'correlation'
+  // (TraceLens' and other tools' exporters): resolved once the file is read, as a kernel may come before its launch.
+  // What is kept for it is a few numbers per launch, GPU event and operation of the file, as for the steps' GPU time.
+  // Correlations made up here lie above any read from a file (those are within +-2^62).
+  static constexpr std::int64_t made_up_correlations = (std::int64_t{1} << 62) + 1;
+  std::int64_t next_made_up = made_up_correlations;
+  enum class Enqueued : unsigned char { kernel, memcpy, memset };  // what a launch or GPU event is, to pair like with like
+  struct ExternalLaunch {
+    std::int64_t external_id;
+    double start;
+    std::int64_t correlation;  // its own, or one made up where it has none
+    Enqueued what;
+  };
+  struct ExternalGpu {
+    std::int64_t external_id;
+    double start;
+    std::int64_t correlation;  // made up, until the link replaces it by its launch's
+    std::size_t event;         // its place in the file, for the error where nothing links it
+    Enqueued what;
+  };
+  struct ExternalOp {
+    std::int64_t external_id;
+    double start;
+    std::int64_t thread;
+  };
+  std::vector<ExternalLaunch> external_launches;
+  std::vector<ExternalGpu> external_gpu;
+  std::vector<ExternalOp> external_ops;
+
   std::string marker;                           // ReadOptions::step_marker
   std::string inferred_from;                    // where synthesized steps came from, for their name
   std::map<std::string, long, std::less<>> annotation_names;  // the first names of user annotations, to suggest a marker
@@ -245,6 +275,7 @@ struct Collector {
     if (*dur > max_duration_us) throw make_error(path, where(), "a duration of more than 10^10 us (2.8 hours)");
     if (std::abs(*ts) > max_timestamp_us) throw make_error(path, where(), "a timestamp beyond 10^17 us");
     const auto correlation = as_whole(e.correlation, -0x1p62, 0x1p62);
+    const auto external = external_id(e);
     switch (c) {
       case Category::annotation: {
         const std::string_view n = e.name.str();
@@ -270,6 +301,10 @@ struct Collector {
         HostCall call;
         call.kind = host_call_kind(e.name.str());
         call.correlation = correlation.value_or(-1);
+        if (external && call.enqueues()) {  // a kernel without a correlation may name this launch's External id
+          if (!correlation) call.correlation = next_made_up++;
+          external_launches.push_back({*external, *ts, call.correlation, enqueued(call.kind)});
+        }
         if (call.correlation >= 0 && call.kind != HostCallKind::other && call.kind != HostCallKind::sync) {
           launch_by_corr.emplace_back(call.correlation, *ts);
         }
@@ -294,15 +329,20 @@ struct Collector {
           break;
         }
         if (e.name.str().starts_with("Optimizer.step#")) add_optimizer_step(e.name.str(), *ts, *dur);
+        if (external) external_ops.push_back({*external, *ts, as_id(e.tid)});
         if (retention.keep(*ts)) ops.push_back(make_op(e, *ts, *dur));
         break;
       case Category::kernel:
       case Category::memcpy:
       case Category::memset: {
-        if (!correlation) throw make_error(path, where(), "GPU event '" + std::string(e.name.str()) + "' has no 'correlation'");
+        if (!correlation && !external)
+          throw make_error(path, where(), "GPU event '" + std::string(e.name.str()) + "' has no 'correlation' (nor an 'External id' to link it to its launch by)");
         Kernel k = make_kernel(e, c, *ts, *dur);
-        k.correlation = *correlation;
-        gpu_spans.push_back({*correlation, *ts, *dur});
+        k.correlation = correlation ? *correlation : next_made_up++;
+        if (!correlation)
+          external_gpu.push_back({*external, *ts, k.correlation, events,
+                                  c == Category::kernel ? Enqueued::kernel : c == Category::memcpy ? Enqueued::memcpy : Enqueued::memset});
+        gpu_spans.push_back({k.correlation, *ts, *dur});
         if (retention.keep_gpu(*ts)) gpu.push_back(std::move(k));
         break;
       }
@@ -361,6 +401,92 @@ struct Collector {
   }
 
   [[nodiscard]] std::string where() const { return "event #" + std::to_string(events); }
+
+  // An event's "External id": a whole number from 0 to 2^62 where present (Kineto counts them from 1).
+  [[nodiscard]] std::optional<std::int64_t> external_id(const RawEvent& e) const {
+    if (!e.external_id.present()) return std::nullopt;
+    const auto x = as_whole(e.external_id, 0, 0x1p62);
+    if (!x) throw make_error(path, where(), "'External id' is not a whole number from 0 to 2^62");
+    return x;
+  }
+  static Enqueued enqueued(HostCallKind k) {
+    return k == HostCallKind::memcpy ? Enqueued::memcpy : k == HostCallKind::memset ? Enqueued::memset : Enqueued::kernel;
+  }
+
+  // GPU events without a 'correlation' are linked by their 'External id', which names the CPU operation that
+  // launched them (an operation may launch several: all share its id). Per id and kind of work (kernel, copy,
+  // fill), the n-th GPU event in time order is linked to the n-th launch in time order that no GPU event names
+  // by its correlation (a stream runs its work in launch order; across streams this is the nearest guess); GPU
+  // events beyond the launches go with the last one. Where no launch carries the id, the GPU event is taken as
+  // launched at the start of the operation of that id, by a launch made up for it (named so, lasting 0 us).
+  // Returns the warnings saying so; throws where neither exists.
+  std::vector<std::string> link_by_external_id() {
+    std::vector<std::string> notes;
+    if (external_gpu.empty()) {
+      std::vector<ExternalLaunch>().swap(external_launches);  // nothing to link: their memory goes back
+      std::vector<ExternalOp>().swap(external_ops);
+      return notes;
+    }
+    std::vector<std::int64_t> named;  // correlations GPU events carry themselves: their launches are taken
+    for (const auto& g : gpu_spans)
+      if (g.correlation < made_up_correlations) named.push_back(g.correlation);
+    std::sort(named.begin(), named.end());
+    std::erase_if(external_launches, [&](const ExternalLaunch& l) {
+      return l.correlation < made_up_correlations && std::binary_search(named.begin(), named.end(), l.correlation);
+    });
+    auto key = [](const auto& x) { return std::tuple(x.external_id, x.what, x.start); };
+    std::stable_sort(external_launches.begin(), external_launches.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    std::stable_sort(external_gpu.begin(), external_gpu.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+    std::sort(external_ops.begin(), external_ops.end(), [](const ExternalOp& a, const ExternalOp& b) {
+      return std::tuple(a.external_id, a.start) < std::tuple(b.external_id, b.start);
+    });
+    std::unordered_map<std::int64_t, std::int64_t> link;  // made-up correlation of a GPU event -> its launch's
+    std::size_t by_launch = 0, beyond = 0, by_op = 0;
+    auto l = external_launches.begin();
+    for (auto g = external_gpu.begin(); g != external_gpu.end();) {
+      const auto group = std::tuple(g->external_id, g->what);
+      auto end = std::find_if(g, external_gpu.end(), [&](const ExternalGpu& x) { return std::tuple(x.external_id, x.what) != group; });
+      l = std::lower_bound(l, external_launches.end(), group, [](const ExternalLaunch& x, const auto& k) { return std::tuple(x.external_id, x.what) < k; });
+      const auto l_end = std::find_if(l, external_launches.end(), [&](const ExternalLaunch& x) { return std::tuple(x.external_id, x.what) != group; });
+      if (l != l_end) {
+        for (auto it = l; g != end; ++g, ++by_launch) {
+          link[g->correlation] = it->correlation;
+          if (std::next(it) != l_end) ++it;
+          else if (g + 1 != end) ++beyond;
+        }
+        l = l_end;
+        continue;
+      }
+      const auto op = std::lower_bound(external_ops.begin(), external_ops.end(), g->external_id,
+                                       [](const ExternalOp& o, std::int64_t id) { return o.external_id < id; });
+      if (op == external_ops.end() || op->external_id != g->external_id)
+        throw make_error(path, "event #" + std::to_string(g->event),
+                         "GPU event has no 'correlation', and no CUDA launch or operator carries its 'External id' " + std::to_string(g->external_id));
+      for (; g != end; ++g, ++by_op) {
+        HostCall call;
+        call.name = "launch made up from 'External id'";
+        call.kind = g->what == Enqueued::memcpy ? HostCallKind::memcpy : g->what == Enqueued::memset ? HostCallKind::memset : HostCallKind::launch;
+        call.start_us = op->start;
+        call.thread = op->thread;
+        call.correlation = next_made_up++;
+        launch_by_corr.emplace_back(call.correlation, call.start_us);
+        link[g->correlation] = call.correlation;
+        if (retention.keep(call.start_us)) calls.push_back(std::move(call));
+      }
+    }
+    for (auto& s : gpu_spans)
+      if (const auto it = link.find(s.correlation); it != link.end()) s.correlation = it->second;
+    for (auto& k : gpu)
+      if (const auto it = link.find(k.correlation); it != link.end()) k.correlation = it->second;
+    auto events_text = [](std::size_t n) { return std::to_string(n) + (n == 1 ? " GPU event has" : " GPU events have"); };
+    if (by_launch > 0)
+      notes.push_back(events_text(by_launch) + " no 'correlation': linked to the CUDA launches of their operation's 'External id', in time order" +
+                      (beyond > 0 ? " (" + std::to_string(beyond) + " beyond their operation's launches taken with its last)" : std::string()));
+    if (by_op > 0)
+      notes.push_back(events_text(by_op) + " no 'correlation', and no CUDA launch carries their 'External id': each is taken as launched at the "
+                      "start of the operation of that id, with no launch time of its own");
+    return notes;
+  }
 
   // An "nccl:<collective>" annotation: kept where it gives a message size (bytes: each input's elements times its
   // dtype's size). The collective takes the model's name where the model knows it ("nccl:all_reduce" ->
@@ -794,6 +920,7 @@ inline void collectives_from_marks(Collector& c, Trace& t) {
 [[nodiscard]] inline Trace read_trace(const std::string& path, const ReadOptions& options = {}) {
   detail::Collector c(path, options.step, options.step_marker);
   stream_events(path, c, options.progress);
+  const std::vector<std::string> linked = c.link_by_external_id();
 
   Trace t;
   t.source = path;
@@ -880,6 +1007,7 @@ inline void collectives_from_marks(Collector& c, Trace& t) {
     chosen.warnings.insert(chosen.warnings.begin(), t.warnings.begin(), t.warnings.end());
     return chosen;
   }
+  t.warnings.insert(t.warnings.end(), linked.begin(), linked.end());
   c.compact();
   std::sort(c.calls.begin(), c.calls.end(), [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
   // A synthesized step numbered 0 is the whole trace.
