@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -101,5 +102,72 @@ TEST_CASE("H100 forward-pass traces predict P4, P100, T4 and A100 40GB (NeuSight
     INFO(gpu << ": mean absolute error " << a.habitat / a.n << ", bound " << bound);
     CHECK(a.habitat / a.n <= bound);
     CHECK(a.habitat / a.n < a.wave / a.n);  // better than the paper's wave scaling
+  }
+}
+
+// Issue 22, item 3: the same H100 traces predicted on three AMD Instinct GPUs (one GCD of the MI250), against
+// NeuSight's published AMD latencies (fixtures/neusight_e2e/amd_labels.json, with their source). Validation
+// only: no constant of habitat is fitted to these rows. The H100's own time for the "same time" and ratio
+// baselines is the un-profiled CUDA-event median stored beside the traces (manifest.json), so this test
+// needs nothing outside the repository.
+TEST_CASE("H100 forward-pass traces predict MI100, MI210 and an MI250 GCD (NeuSight's AMD labels)", "[accuracy][e2e][amd]") {
+  const fs::path dir = fs::path(HABITAT_FIXTURES) / "neusight_e2e";
+  auto read_json = [](const fs::path& p) {
+    std::ifstream in(p);
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return boost::json::parse(ss.str());
+  };
+  const auto labels = read_json(dir / "amd_labels.json").as_object().at("ms").as_object();
+  std::map<std::string, double> h100_ms;  // the H100's own un-profiled forward time per workload
+  const auto manifest = read_json(dir / "h100" / "manifest.json");  // kept: the loop below walks into it
+  for (const auto& w : manifest.as_object().at("workloads").as_array()) {
+    const auto& o = w.as_object();
+    h100_ms[std::string(o.at("workload").as_string())] = o.at("forward_ms").as_object().at("median").to_number<double>();
+  }
+  const Catalog cat = Catalog::builtin();
+  const Device& h100 = cat.at("H100 SXM");
+  struct Acc {
+    int n = 0;
+    double habitat = 0, wave = 0, same = 0, flops = 0, bw = 0;
+  };
+  std::map<std::string, Acc> per_gpu;
+  std::printf("\nH100 trace -> AMD GPU: forward latency, ms (NeuSight's published AMD labels), signed errors\n");
+  std::printf("%-26s %-7s %9s %9s %8s %8s %8s %8s %8s\n", "workload", "GPU", "measured", "habitat", "error", "wave", "same", "FLOPSr", "BWr");
+  for (const auto& [name, origin_ms] : h100_ms) {
+    const fs::path file = dir / "h100" / (name + ".json.gz");
+    if (!fs::exists(file)) continue;
+    const Trace t = kineto::read_trace(file.string());
+    const auto work = kernel_work(t);
+    for (const auto& [gpu, rows] : labels) {
+      const auto* measured = rows.as_object().if_contains(name);
+      if (!measured) continue;
+      const double m = measured->to_number<double>();
+      const Device& g = cat.at(std::string(gpu));
+      const double habitat_ms = predict_trace(t, work, h100, g, gemm::TilePredictor(RooflineScaling{}, t)).gpu_active_us / 1e3;
+      const double wave_ms = predict_trace(t, work, h100, g, DefaultWaveScaling{}).gpu_active_us / 1e3;
+      REQUIRE(std::isfinite(habitat_ms));
+      const double flops = origin_ms * h100.fp32_tflops() / g.fp32_tflops();
+      const double bw = origin_ms * h100.sustained_bandwidth_gbps() / g.sustained_bandwidth_gbps();
+      auto err = [&](double p) { return p / m - 1; };
+      Acc& a = per_gpu[std::string(gpu)];
+      ++a.n;
+      a.habitat += std::abs(err(habitat_ms)), a.wave += std::abs(err(wave_ms)), a.same += std::abs(err(origin_ms));
+      a.flops += std::abs(err(flops)), a.bw += std::abs(err(bw));
+      std::printf("%-26s %-7s %9.1f %9.1f %+7.1f%% %+7.1f%% %+7.1f%% %+7.1f%% %+7.1f%%\n", name.c_str(), std::string(gpu).c_str(), m,
+                  habitat_ms, 100 * err(habitat_ms), 100 * err(wave_ms), 100 * err(origin_ms), 100 * err(flops), 100 * err(bw));
+    }
+  }
+  REQUIRE(per_gpu.size() == 3);
+  std::printf("\nmean absolute error per AMD GPU: habitat | wave scaling | same time | FLOPS ratio | bandwidth ratio\n");
+  for (const auto& [gpu, a] : per_gpu) {
+    std::printf("  %-7s n=%2d  %6.1f%% | %6.1f%% | %6.1f%% | %6.1f%% | %6.1f%%\n", gpu.c_str(), a.n, 100 * a.habitat / a.n, 100 * a.wave / a.n,
+                100 * a.same / a.n, 100 * a.flops / a.n, 100 * a.bw / a.n);
+    // Measured 3.4% (MI100), 8.0% (MI210), 5.9% (MI250) when this test was written (2026-11-28). The bound
+    // catches a regression of the AMD physics; it was not reached by tuning to these rows.
+    INFO(gpu << ": mean absolute error " << a.habitat / a.n);
+    CHECK(a.habitat / a.n <= 0.10);
+    CHECK(a.habitat / a.n < std::min({a.wave, a.flops, a.bw}) / a.n);  // better than every baseline
   }
 }
