@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fixtures.hpp"
+#include "gunzip.hpp"
 #include "habitat/device/resolve.hpp"
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
@@ -38,15 +39,7 @@ bool warned(const Trace& t, const std::string& what) {
   return std::any_of(t.warnings.begin(), t.warnings.end(), [&](const std::string& w) { return w.find(what) != std::string::npos; });
 }
 
-std::string gunzip(const std::string& path) {
-  std::string out;
-  gzFile f = gzopen(path.c_str(), "rb");
-  REQUIRE(f);
-  char buf[1 << 16];
-  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  gzclose(f);
-  return out;
-}
+using habitat::test::gunzip;
 
 std::size_t erase_all(std::string& s, const std::string& what) {
   std::size_t n = 0;

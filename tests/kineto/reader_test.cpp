@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fixtures.hpp"
+#include "gunzip.hpp"
 #include "habitat/kineto/reader.hpp"
 #include "habitat/predict/kernel_work.hpp"
 
@@ -82,15 +83,7 @@ TEST_CASE("a chosen step is used and a missing step is named", "[kineto]") {
 #include "habitat/sim/compose.hpp"
 
 namespace {
-std::string gunzip(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  REQUIRE(f != nullptr);
-  std::string out;
-  char buf[1 << 16];
-  for (int n; (n = gzread(f, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  gzclose(f);
-  return out;
-}
+using habitat::test::gunzip;
 }  // namespace
 
 TEST_CASE("a trace without ProfilerStep is read as one step (asked for) and predicts like the same trace with it") {

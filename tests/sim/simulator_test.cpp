@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "fixtures.hpp"
+#include "gunzip.hpp"
 #include "habitat/kineto/reader.hpp"
 #include "habitat/sim/calibrate.hpp"
 #include "habitat/sim/compose.hpp"
@@ -65,15 +66,7 @@ std::vector<double> recorded(const Trace& t) {
   return d;
 }
 
-std::string gunzip(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  std::string out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-  gzclose(f);
-  return out;
-}
+using habitat::test::gunzip;
 
 }  // namespace
 

@@ -6,17 +6,49 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "habitat/device/catalog.hpp"
+#include "habitat/device/kernel_architecture.hpp"
 #include "habitat/trace/trace.hpp"
 
 namespace habitat {
 
+// A trace that does not name its GPU (no deviceProperties) and no --origin: the GPU of the generation its kernels'
+// names tell where they tell exactly one (kernel_architecture.hpp), the catalog's most common of it, said in a
+// warning; else an error asking for --origin.
+[[nodiscard]] inline Device origin_from_kernel_names(const Catalog& catalog, const Trace& t, std::ostream* warnings) {
+  std::vector<std::string_view> names;
+  for (const auto& k : t.kernels)
+    if (k.kind == GpuWorkKind::kernel) names.push_back(k.name);
+  const ArchitectureGuess guess = architecture_from_kernel_names(names);
+  const KernelArchitecture* a = guess.architecture;
+  const Device* d = a ? catalog.find(std::string(a->default_gpu)) : nullptr;
+  if (!d)
+    throw make_error(t.source, "deviceProperties",
+                     "the trace does not name its GPU (it has no deviceProperties), and " +
+                         (a ? "its kernels' names are of " + std::string(a->generation) + " GPUs, of which the catalog lacks " + std::string(a->default_gpu)
+                            : guess.why_not) +
+                         ": pass --origin DEVICE (`habitat devices` lists the catalog)");
+  if (warnings) {
+    std::string others;
+    std::size_t n = 0;
+    for (const auto& c : catalog.devices())
+      if (&c != d && c.vendor == d->vendor && c.cc_major == d->cc_major && c.cc_minor == d->cc_minor && n++ < 5)
+        others += (others.empty() ? "" : ", ") + c.name;
+    *warnings << "warning: " << t.source << ": the trace does not name its GPU (it has no deviceProperties); its kernels' names are "
+              << a->generation << "'s (" << guess.kernels << (guess.kernels == 1 ? " kernel" : " kernels") << " such as '" << guess.example
+              << "'): predicted from " << d->name << ", the catalog's most common " << a->generation << " GPU; pass --origin NAME if it was another"
+              << (others.empty() ? "" : " (" + others + (n > 5 ? ", ..." : "") + ")") << "\n";
+  }
+  return *d;
+}
+
 [[nodiscard]] inline Device resolve_origin(const Catalog& catalog, const Trace& t, const std::optional<std::string>& name,
                                            std::ostream* warnings = nullptr) {
   std::string wanted = name.value_or(t.device_name);
-  if (wanted.empty())
-    throw make_error(t.source, "deviceProperties", "the trace does not name its GPU; pass --origin DEVICE");
+  if (wanted.empty()) return origin_from_kernel_names(catalog, t, warnings);
   const Device* d = catalog.find(wanted);
   if (!d && !name && t.device_props) {
     // A GPU outside the catalog that the trace describes (SMs, memory, compute capability, limits): predicted
