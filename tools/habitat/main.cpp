@@ -148,8 +148,9 @@ int main(int argc, char** argv) {
   predict->add_option("--bucket-mb", bucket_mb, "DDP's bucket_cap_mb (default 25)")->check(CLI::Range(0.001, 1e6));
   std::string parallel = "ddp";
   predict->add_option("--parallel", parallel,
-                      "how --world-size GPUs share the step: ddp (default); tp (tensor parallel, Megatron column/row split of each "
-                      "repeated block's linears, one batch per group); pp[=S][,microbatches=M][,schedule=1f1b|gpipe] (pipeline parallel: "
+                      "how --world-size GPUs share the step: ddp (default); tp[=N][,dtensor|megatron] (tensor parallel, Megatron "
+                      "column/row split of each repeated block's linears, one batch per group; the linears dispatched by torch's "
+                      "DTensor (default) or by Megatron-LM's parallel layers); pp[=S][,microbatches=M][,schedule=1f1b|gpipe] (pipeline parallel: "
                       "the repeated blocks cut into S stages, torch.distributed.pipelining's 1F1B (default) or GPipe over M micro-batches, "
                       "default 2S); or fsdp[,grad_op][,bf16][,units=blocks|layers|N] "
                       "(FSDP2: full shard, or parameters kept from forward to backward; bf16 parameters; the units wrapped: the "

@@ -178,7 +178,7 @@ struct ParallelChoice {
   std::optional<sim::PpOptions> pp;
 };
 inline constexpr const char* parallel_forms =
-    "must be ddp, tp, pp[=S][,microbatches=M][,schedule=1f1b|gpipe] or fsdp[,grad_op][,bf16][,units=blocks|layers|N]";
+    "must be ddp, tp[=N][,dtensor|megatron], pp[=S][,microbatches=M][,schedule=1f1b|gpipe] or fsdp[,grad_op][,bf16][,units=blocks|layers|N]";
 
 // A whole number from `lo` to `hi` after "name=" in `part`, or a clear error naming the words it may also be.
 [[nodiscard]] inline int parallel_count(const std::string& spec, const std::string& part, std::size_t from, int lo, int hi,
@@ -214,15 +214,27 @@ inline constexpr const char* parallel_forms =
 
 [[nodiscard]] inline ParallelChoice parse_parallel(const std::string& spec, const sim::DdpOptions& ddp) {
   if (spec == "ddp" || spec.empty()) return {};
-  if (spec == "tp") {
-    if (ddp.world_size < 2) throw make_error(spec, "--parallel", "tensor parallel needs --world-size of 2 or more GPUs");
-    sim::TpOptions t;
-    static_cast<sim::PlanGpus&>(t) = ddp;
-    return {std::nullopt, t};
-  }
   std::vector<std::string> parts;
   std::stringstream ss(spec);
   for (std::string part; std::getline(ss, part, ',');) parts.push_back(part);
+  if (!parts.empty() && (parts.front() == "tp" || parts.front().starts_with("tp="))) {
+    sim::TpOptions t;
+    static_cast<sim::PlanGpus&>(t) = ddp;
+    if (parts.front().starts_with("tp=")) {
+      const int n = parallel_count(spec, parts.front(), 3, 2, 4096);
+      if (ddp.world_size > 1 && ddp.world_size != n)
+        throw make_error(spec, "--parallel", "tp=" + std::to_string(n) + " on --world-size " + std::to_string(ddp.world_size) +
+                                                 ": tensor and data parallel together are not modelled; give as many GPUs as the group");
+      t.world_size = n;
+    }
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+      if (parts[i] == "megatron") t.layers = sim::TpLayers::megatron;
+      else if (parts[i] == "dtensor") t.layers = sim::TpLayers::dtensor;
+      else throw make_error(spec, "--parallel", "unknown tensor-parallel option '" + parts[i] + "': dtensor (default) and megatron are known");
+    }
+    if (t.world_size < 2) throw make_error(spec, "--parallel", "tensor parallel needs 2 or more GPUs: give tp=N or --world-size N");
+    return {std::nullopt, t};
+  }
   if (!parts.empty() && (parts.front() == "pp" || parts.front().starts_with("pp="))) return {std::nullopt, std::nullopt, parse_pp(spec, parts, ddp)};
   if (parts.empty() || parts.front() != "fsdp") throw make_error(spec, "--parallel", parallel_forms);
   sim::FsdpOptions f;
@@ -313,13 +325,20 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
     if (!derived.empty())
       note({"clock under load derived from the board's power limit, not measured (README, \"Clocks under load\"): " + derived});
   }
-  {  // one line for the AMD GPUs of the table: physics from datasheets, never checked against a measurement
-    std::string amd = origin.nvidia() ? "" : origin.name + " (origin)";
+  {  // the AMD GPUs of the table: physics from datasheets, checked (where the catalog says so) on FP32 forward passes only
+    std::string checked, unchecked;
+    auto add = [](std::string& list, const std::string& name) { list += (list.empty() ? "" : ", ") + name; };
     for (const Device* d : dests)
-      if (!d->nvidia() && d->name != origin.name) amd += (amd.empty() ? "" : ", ") + d->name;
-    if (!amd.empty())
-      note({"AMD GPUs are unvalidated (" + amd + "): their per-CU rates are the datasheets' at the peak engine clock, no AMD timing is in "
-            "habitat's data, and ROCm traces record no usable launch, so their kernels are taken to spread over the whole GPU"});
+      if (!d->nvidia() && d->name != origin.name) add(d->validation.empty() ? unchecked : checked, d->name);
+    if (!origin.nvidia()) add(unchecked, origin.name + " (origin)");  // as an origin no AMD GPU was checked
+    const char* why = "their per-CU rates are the datasheets' at the peak engine clock";
+    if (!checked.empty())
+      note({"AMD GPUs checked only as destinations of FP32 transformer forward passes from NVIDIA traces (" + checked +
+            "; NeuSight's published latencies, 3-8% mean error): other precisions and training steps are unvalidated; " + why});
+    if (!unchecked.empty())
+      note({"AMD GPUs are unvalidated (" + unchecked + "): " + why + ", and no AMD timing of these GPUs is in habitat's data"});
+    if (!origin.nvidia())
+      note({"ROCm traces record no usable launch, so the origin's kernels are taken to spread over the whole GPU"});
   }
   report::OriginSummary o{origin.name, 0, t.gpu_active_us(), sim::origin_timeline(t, own), t.distributed};
   o.iteration_us = o.simulated->timeline.period_us;
@@ -374,6 +393,15 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
     if (batch) {
       w.memory = applied.memory;
       w.batch = spec.batch.value_or(*batch);
+      // Per GPU under a plan that divides the model: TP splits and PP stages its layers' parameters and
+      // activations over the group, FSDP shards the parameters' state; DDP holds the one-GPU step's.
+      const int n = parallel.tp ? parallel.tp->world_size : parallel.pp ? parallel.pp->world_size : parallel.fsdp ? parallel.fsdp->world_size : 1;
+      if (w.memory && n > 1) {
+        w.memory->parameter_bytes /= n;
+        if (!parallel.fsdp) w.memory->activation_bytes /= n;
+        note({"what-if memory per GPU: the one-GPU estimate's " + std::string(parallel.fsdp ? "parameter state" : "parameters and activations") +
+              " / " + std::to_string(n) + " (what the plan replicates, such as LayerNorms, embeddings and residuals, is not counted)"});
+      }
     }
     compose_all(w.predictions, tt, applied.step.extra_host_us, w.batch ? std::optional<int>(static_cast<int>(*w.batch)) : std::nullopt);
     for (const Device* d : dests) w.fits.push_back(!w.memory || w.memory->fits(*d));

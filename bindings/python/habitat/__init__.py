@@ -213,7 +213,8 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
     trace: a Kineto trace file (.json or .json.gz), a ``torch.profiler.profile`` after its step, or the trace as a dict.
     to: destination GPU names (the CLI's rules), or "all". batch: samples per step, for samples/s and samples/$.
     what_if: "batch=N", "precision=bf16|fp16|tf32" (one string or several). world_size: data parallel over N GPUs.
-    parallel: how the world_size GPUs share the step: "ddp" (default), "tp", "fsdp[,grad_op][,bf16][,units=blocks|layers|N]"
+    parallel: how the world_size GPUs share the step: "ddp" (default), "tp[=N][,dtensor|megatron]" (tensor
+    parallel: the split linears dispatched by torch's DTensor, the default, or by Megatron-LM's layers), "fsdp[,grad_op][,bf16][,units=blocks|layers|N]"
     or "pp[=S][,microbatches=M][,schedule=1f1b|gpipe]" (pipeline parallel: S stages, one GPU each).
     host: the host of every destination (a host profile name or file, or "reference": each GPU's catalog reference
     host); default: the recording host, for every row. origin_host: the recording machine's host profile.

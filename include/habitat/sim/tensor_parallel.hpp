@@ -33,8 +33,14 @@ struct TpHostCosts {
 };
 inline constexpr TpHostCosts torch_tp_costs{};
 
+// Who dispatches the split linears. torch's tensor parallel (ColwiseParallel / RowwiseParallel) runs each
+// through DTensor, whose host cost is measured (above); Megatron-LM's ColumnParallelLinear / RowParallelLinear
+// call plain tensors and NCCL, costing the host about what the one-GPU linear did, so nothing is added.
+enum class TpLayers { dtensor, megatron };
+
 struct TpOptions : PlanGpus {
   std::optional<double> per_linear_us;  // replaces the fitted host cost (the study's fit)
+  TpLayers layers = TpLayers::dtensor;
 };
 
 [[nodiscard]] inline comm::Topology tp_topology(const Device& dest, const TpOptions& opt) { return plan_topology(dest, opt); }
@@ -167,7 +173,8 @@ struct TpStep {
   }
   const std::int64_t compute = e.compute_stream, comm_stream = e.new_stream();
   const int op_ar = e.add_op("TP: all-reduce (NCCL)");
-  const double per_linear = (opt.per_linear_us ? *opt.per_linear_us : cost.per_linear_us) * host_scale;
+  const double fitted = opt.layers == TpLayers::megatron ? 0.0 : cost.per_linear_us;
+  const double per_linear = (opt.per_linear_us ? *opt.per_linear_us : fitted) * host_scale;
   std::vector<int> last_kernel(t.ops.size(), -1);  // per top-level op: its last kernel
   for (int k = 0; k < static_cast<int>(t.kernels.size()); ++k)
     if (t.kernels[k].op >= 0) last_kernel[top_level_op(t, t.kernels[k].op)] = k;
@@ -210,7 +217,10 @@ struct TpPrediction {
   out.assumptions = s.edit.program.assumptions;
   out.assumptions.push_back("tensor parallel (Megatron column/row split, no sequence parallelism): " + std::to_string(out.plan.blocks) +
                             " repeated blocks, " + std::to_string(out.plan.linears.size()) +
-                            " split linears; DTensor's host cost per linear as measured with torch 2.11 on the H200 test machine");
+                            " split linears; " +
+                            (opt.layers == TpLayers::megatron
+                                 ? std::string("Megatron-LM's parallel linears: no host cost beyond the one-GPU step's (not measured)")
+                                 : std::string("DTensor's host cost per linear as measured with torch 2.11 on the H200 test machine")));
   if (out.topology.nodes() > 1 || out.topology.ranks > 4)
     out.assumptions.push_back("extrapolated: tensor parallel was validated on 2 and 4 GPUs of one NVLink node only");
   return out;
