@@ -60,6 +60,40 @@ TEST_CASE("ring all-reduce on 2 and 4 H200s: within 5% mean from 1 MiB to 1 GiB,
   }
 }
 
+TEST_CASE("all-to-all on 2 and 4 H200s: the model's residual against NCCL", "[comm]") {
+  const Catalog cat = Catalog::builtin();
+  const Device& h200 = cat.at("H200");
+  for (const int ranks : {2, 4}) {
+    std::ifstream in(std::string(HABITAT_FIXTURES) + "/parallel/h200x4/alltoall_n" + std::to_string(ranks) + ".json");
+    REQUIRE(in);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const auto doc = boost::json::parse(ss.str());
+    REQUIRE(doc.at("world_size").to_number<int>() == ranks);
+    double sum = 0;
+    int n = 0;
+    std::printf("\nall-to-all on %d H200s (all_to_all_single, back to back): size MiB per rank, measured us, model us, error\n", ranks);
+    for (const auto& r : doc.at("results").as_array()) {
+      const double bytes = r.at("bytes").to_number<double>(), us = r.at("back_to_back_max_over_ranks_us").to_number<double>();
+      if (bytes < (1 << 20)) continue;
+      const double model = comm::collective_us("all_to_all", bytes, ranks, h200).value();
+      CHECK(model == comm::all_to_all_us(bytes, comm::topology(h200, ranks)));
+      const double err = model / us - 1;
+      std::printf("  %8.1f %10.1f %10.1f %+6.1f%%\n", bytes / (1 << 20), us, model, 100 * err);
+      sum += std::abs(err);
+      ++n;
+    }
+    REQUIRE(n == 6);
+    std::printf("  mean |error| %.1f%%\n", 100 * sum / n);
+    CHECK(sum / n < 0.13);  // fitted to these sweeps (two constants): a residual, not a held-out error
+  }
+  // The names the profilers give it are all the one collective.
+  for (const char* name : {"all_to_all", "all_to_allv", "alltoall_base", "_alltoall_base", "all_to_all_single"})
+    CHECK(comm::collective_kind(name) == comm::CollectiveKind::all_to_all);
+  CHECK_FALSE(comm::collective_kind("send"));
+  CHECK_FALSE(comm::collective_kind("recv"));
+}
+
 TEST_CASE("all-reduce model: physics and errors", "[comm]") {
   const Catalog cat = Catalog::builtin();
   const Device& h200 = cat.at("H200");

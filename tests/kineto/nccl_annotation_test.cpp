@@ -57,19 +57,30 @@ TEST_CASE("an NCCL kernel without a collective takes it from the 'nccl:' annotat
   CHECK(all_to_all.collective->bytes == 24 * 8);  // 'long int': 8 bytes
   CHECK(all_to_all.collective->ranks == 8);
   CHECK(warned(t, "2 NCCL kernels name no collective: taken from the annotations around their launches ('nccl:all_reduce' 1x, 'nccl:all_to_all' 1x)"));
-  CHECK(warned(t, "the collective model predicts allreduce, broadcast, allgather, reduce_scatter, not all_to_all (1 kernel): those keep their recorded time"));
+  CHECK_FALSE(warned(t, "keep their recorded time"));  // all-to-all is modelled too
   CHECK(warned(t, "2 collectives record no group size: taken as 8 ranks"));
 
-  // The all-reduce is predicted by the collective model; the all-to-all, which it does not model, keeps its time.
+  // Both are predicted by the collective model (the all-to-all's SendRecv kernel is how NCCL runs it).
   const Device v100 = Catalog::builtin().at("V100");
   const Device h100 = Catalog::builtin().at("H100 SXM");
   const auto p = predict_trace(t, kernel_work(t), v100, h100, RooflineScaling{});
   CHECK(p.kernels[0].method == Method::collective);
   CHECK(p.kernels[0].duration_us == comm::collective_us("allreduce", 4 << 20, 8, h100));
   CHECK(p.kernels[1].method == Method::collective);
-  CHECK(p.kernels[1].duration_us == 300);
+  CHECK(p.kernels[1].duration_us == comm::collective_us("all_to_all", 24 * 8, 8, h100));
   CHECK_THAT(p.collective_note, !Contains("without a recorded message size"));
 
+  SECTION("a collective the model does not predict (a send) keeps its recorded time, and it is said") {
+    std::string text = annotated_trace(world8);
+    text.replace(text.find("nccl:all_to_all"), 15, "nccl:send");
+    const Trace u = kineto::read_trace(test::write_temp("nccl_annotated_send.json", text));
+    REQUIRE(u.kernels[1].collective);
+    CHECK(u.kernels[1].collective->name == "send");
+    CHECK(warned(u, "the collective model predicts allreduce, broadcast, allgather, reduce_scatter, all_to_all, not send (1 kernel): those keep their recorded time"));
+    const auto q = predict_trace(u, kernel_work(u), v100, h100, RooflineScaling{});
+    CHECK(q.kernels[1].method == Method::collective);
+    CHECK(q.kernels[1].duration_us == 300);
+  }
   SECTION("the annotation's group size wins over the world size, and nothing is said of it") {
     const Trace g = kineto::read_trace(test::write_temp("nccl_annotated_group.json", annotated_trace(world8, R"(, "Group size": 4)")));
     for (const Kernel& k : g.kernels) CHECK((k.collective && k.collective->ranks == 4));

@@ -139,21 +139,41 @@ inline constexpr double network_efficiency = 0.9;
   return t.ranks <= 1 ? 0.0 : allreduce(input_bytes / 2, t, m).us;
 }
 
+// All-to-all (NCCL runs it as a send and a receive of input/N with every peer at once): no reduction, a 40 us
+// floor and 0.74 of the link, fitted by hand to NCCL 2.28.9 on 2 and 4 H200s, 1 MiB to 1 GiB per rank, back to
+// back (fixtures/parallel/h200x4/alltoall_n{2,4}.json: 331 and 335 GB/s of bus bandwidth at 1 GiB, 38-47 us up to
+// 4 MiB). Its residual is tests/comm/allreduce_test.cpp's.
+inline constexpr AllReduceModel nccl_all_to_all_fit{{40.0, 40.0, 40.0}, 0.0, 0.74, 0.0};
+
+// All-to-all of `input_bytes` per rank: (N-1)/N of the input leaves each GPU and as much arrives, an all-gather's
+// bus bytes for an output of that size (half an all-reduce's).
+[[nodiscard]] inline double all_to_all_us(double input_bytes, const Topology& t, const AllReduceModel& m = nccl_all_to_all_fit) {
+  return t.ranks <= 1 ? 0.0 : allreduce(input_bytes / 2, t, m).us;
+}
+
 // With a catalog GPU, all on one node: its NVLink bandwidth where NVLink joins them, else PCIe.
 [[nodiscard]] inline AllReduceEstimate ring_allreduce(double bytes, int ranks, const Device& d, const AllReduceModel& m = nccl_ring_fit) {
   return allreduce(bytes, topology(d, ranks, ranks), m);
 }
 
 // The collectives the model predicts. Profilers spell them several ways: record_param_comms' "Collective name"
-// ("allreduce", "_allgather_base", ...) and ProcessGroupNCCL's annotations ("nccl:all_reduce",
-// "nccl:_all_gather_base", ...). All-to-all, send, recv, gather, scatter and reduce are not modelled.
-enum class CollectiveKind { all_reduce, broadcast, all_gather, reduce_scatter };
-inline constexpr std::array<CollectiveKind, 4> modelled_collectives{CollectiveKind::all_reduce, CollectiveKind::broadcast,
-                                                                   CollectiveKind::all_gather, CollectiveKind::reduce_scatter};
+// ("allreduce", "_allgather_base", "all_to_allv", ...) and ProcessGroupNCCL's annotations ("nccl:all_reduce",
+// "nccl:_all_gather_base", "nccl:all_to_all", ...). Send and recv are not modelled: in one rank's trace their time is
+// mostly the wait for the peer, which the trace cannot show; nor are gather, scatter and reduce.
+enum class CollectiveKind { all_reduce, broadcast, all_gather, reduce_scatter, all_to_all };
+inline constexpr std::array<CollectiveKind, 5> modelled_collectives{CollectiveKind::all_reduce, CollectiveKind::broadcast, CollectiveKind::all_gather,
+                                                                   CollectiveKind::reduce_scatter, CollectiveKind::all_to_all};
 
 // The name a trace's Collective carries (trace.hpp).
 [[nodiscard]] constexpr std::string_view to_string(CollectiveKind k) {
-  return k == CollectiveKind::all_reduce ? "allreduce" : k == CollectiveKind::broadcast ? "broadcast" : k == CollectiveKind::all_gather ? "allgather" : "reduce_scatter";
+  switch (k) {
+    case CollectiveKind::all_reduce: return "allreduce";
+    case CollectiveKind::broadcast: return "broadcast";
+    case CollectiveKind::all_gather: return "allgather";
+    case CollectiveKind::reduce_scatter: return "reduce_scatter";
+    case CollectiveKind::all_to_all: return "all_to_all";
+  }
+  return {};
 }
 
 [[nodiscard]] constexpr std::optional<CollectiveKind> collective_kind(std::string_view name) {
@@ -162,12 +182,15 @@ inline constexpr std::array<CollectiveKind, 4> modelled_collectives{CollectiveKi
   if (name == "allgather" || name == "all_gather" || name == "_allgather_base" || name == "_all_gather_base" || name == "all_gather_into_tensor_coalesced")
     return CollectiveKind::all_gather;
   if (name == "reduce_scatter" || name == "_reduce_scatter_base" || name == "reduce_scatter_tensor_coalesced") return CollectiveKind::reduce_scatter;
+  if (name == "all_to_all" || name == "all_to_allv" || name == "alltoall" || name == "alltoall_base" || name == "_alltoall_base" ||
+      name == "all_to_all_single")
+    return CollectiveKind::all_to_all;
   return std::nullopt;
 }
 
 // A recorded collective (an NCCL kernel of a DDP rank's trace) on the destination, its ranks placed on the
 // destination's typical nodes. All-gather and reduce-scatter move half an all-reduce's bus bytes for the
-// same buffer (`bytes`: the input per rank, as the profiler records it). nullopt: a collective the model
+// same buffer, all-to-all an all-gather's (`bytes`: the input per rank, as the profiler records it). nullopt: a collective the model
 // does not know, or a GPU without link figures; the kernel is then scaled like any other.
 [[nodiscard]] inline std::optional<double> collective_us(std::string_view name, double bytes, int ranks, const Device& d) {
   const auto kind = collective_kind(name);
@@ -183,6 +206,7 @@ inline constexpr std::array<CollectiveKind, 4> modelled_collectives{CollectiveKi
     case CollectiveKind::broadcast: return broadcast_us(bytes, t);
     case CollectiveKind::all_gather: return all_gather_us(bytes * ranks, t);
     case CollectiveKind::reduce_scatter: return reduce_scatter_us(bytes, t);
+    case CollectiveKind::all_to_all: return all_to_all_us(bytes, t);
   }
   return std::nullopt;
 }

@@ -856,6 +856,7 @@ inline void synthesize_steps(Collector& c, const ReadOptions& options, std::vect
     case comm::CollectiveKind::broadcast: return "Broadcast";
     case comm::CollectiveKind::all_gather: return "AllGather";
     case comm::CollectiveKind::reduce_scatter: return "ReduceScatter";
+    case comm::CollectiveKind::all_to_all: return "SendRecv";  // NCCL runs an all-to-all as grouped sends and receives
   }
   return {};
 }
