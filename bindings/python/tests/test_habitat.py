@@ -65,8 +65,10 @@ def test_what_if_and_data_parallel_agree():
     assert p.to_dict() == pp
     assert p["H200"].data_parallel["plan"].startswith("Pipeline parallel (2 stages, 4 micro-batches, 1F1B")
     assert f["H200"].data_parallel["plan"].startswith("FSDP shard-grad-op")
+    tp, _ = cli_json(gpt, "--to", "H200", "--parallel", "tp=2,megatron")
+    assert habitat.predict(gpt, to="H200", parallel="tp=2,megatron").to_dict() == tp
     with pytest.raises(habitat.Error, match="--parallel"):
-        habitat.predict(gpt, to="H200", world_size=2, parallel="tp=2")
+        habitat.predict(gpt, to="H200", world_size=4, parallel="tp=2")
 
 
 def test_in_memory_trace_and_table():
