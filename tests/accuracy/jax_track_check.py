@@ -2,7 +2,8 @@
 """A JAX training step tracked by the CUPTI tracker on an H100 and on an H200 (fixtures/track/jax, recorded by
 fixtures/record/jax_track.py): each trace predicted on both GPUs by the CLI, against the other trace's GPU active
 time and the step times measured without the tracker. Prints the table; fails on a missing or non-finite number,
-or where a GPU active time misses the other GPU's traced one by more than 6% (the measured misses: 2.8% and 4.2%).
+where a GPU active time misses the other GPU's traced one by more than 6% (the measured misses: 2.8% and 4.2%), or
+where the iteration does not follow the GPU.
 
 Usage: jax_track_check.py HABITAT_CLI FIXTURE_DIR
 """
@@ -57,6 +58,10 @@ def main():
                   f"{100*e_it:+6.1f}%")
             if src != dest:
                 ok &= abs(e_gpu) <= 0.06
+        # JAX waits for its step in a host callback: the step must follow the GPU, not stay at the traced host time.
+        faster = min(by_dest, key=lambda g: by_dest[g][1])
+        slower = max(by_dest, key=lambda g: by_dest[g][1])
+        ok &= by_dest[faster][0] < by_dest[slower][0]
     if not ok:
         raise SystemExit("FAIL: a GPU active time across GPUs is more than 6% off")
     print("ok")

@@ -131,6 +131,10 @@ struct ItemRun {
       }
       run.end = cpu;
     }
+    if (p.tail_waits_for_gpu && end_of(last_run) > cpu) {  // a host callback's wait (StepProgram)
+      sync_wait[s] += end_of(last_run) - cpu;
+      cpu = end_of(last_run);
+    }
     cpu += p.tail_us;
     step_host_end[s] = cpu;
     step_end[s] = std::max(step_end[s], cpu);

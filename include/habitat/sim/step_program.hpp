@@ -40,6 +40,9 @@ struct HostItem {
 struct StepProgram {
   std::vector<HostItem> items;
   double tail_us = 0;             // host work after the last call, to the end of the step
+  // The host waits for all GPU work before its tail: the step's last call enqueued a host callback
+  // (cuLaunchHostFunc: how JAX's block_until_ready waits) and the GPU finished within the tail.
+  bool tail_waits_for_gpu = false;
   double tail_unrecorded_us = 0, tail_unrecorded_recorded_us = 0;  // of it, as HostItem's unrecorded_us
   std::vector<std::vector<int>> waits_for;  // per kernel: kernels on other streams it started after (-1: the previous step)
   // Per kernel: how much later it started than anything in the trace explains (a wait for another rank, process
@@ -338,8 +341,18 @@ inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
       add_item(std::move(item), std::max(lo, t.kernels[i].start_us - p.launch_latency_us), 0.0, t.kernels[i].op, false);
     }
   }
-  // The rest of the step on the host.
+  // The rest of the step on the host. Where the step's last call enqueued a host callback and its GPU work ended
+  // inside the rest, the host was waiting for that callback until then (JAX waits so, with no synchronizing call):
+  // only the time after the GPU's end is the host's.
   {
+    const auto last_call = std::max_element(t.calls.begin(), t.calls.end(),
+                                            [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
+    double gpu_end = lo;
+    for (const Kernel& k : t.kernels) gpu_end = std::max(gpu_end, k.start_us + k.duration_us);
+    if (last_call != t.calls.end() && last_call->name.find("LaunchHostFunc") != std::string::npos && gpu_end > cursor && gpu_end <= hi) {
+      p.tail_waits_for_gpu = true;
+      cursor = gpu_end;  // the wait is no host time, recorded or not (as a blocking call's)
+    }
     const double gap = std::max(0.0, hi - cursor);
     const double records = records_in(cursor, hi);
     const double kept = host.profiler.kept_share(gap, host.profiler.per_op_us * records, records);
