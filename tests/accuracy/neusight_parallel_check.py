@@ -72,7 +72,7 @@ def one_gpu(cli, fixtures, labels):
         for name, measured in rows.items():
             path = os.path.join(fixtures, "h100", name + ".json.gz")
             if not os.path.exists(path):
-                continue
+                raise SystemExit(f"FAIL: {name} has a label but no one-GPU trace in {fixtures}/h100")
             r = subprocess.run([cli, "predict", path, "--to", gpu, "--format", "json", "-q"], capture_output=True, text=True, timeout=600)
             if r.returncode != 0:
                 raise SystemExit(f"FAIL: {name} on {gpu}: {r.stderr.strip()}")
@@ -119,7 +119,9 @@ def main():
         ok &= mean <= BOUND[plan]
     one = one_gpu(cli, fixtures, labels)
     for gpu, m in one.items():
-        ok &= m <= ONE_GPU_BOUND.get(gpu, 1.0)
+        if gpu not in ONE_GPU_BOUND:
+            raise SystemExit(f"FAIL: {gpu} has one-GPU labels but no bound here")
+        ok &= m <= ONE_GPU_BOUND[gpu]
     if not ok:
         raise SystemExit("FAIL: a mean error is above its bound")
     print("ok")

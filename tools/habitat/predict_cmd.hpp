@@ -293,7 +293,8 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
       add(&cat.at(name));
   }
   ddp.caps.cap_bytes = bucket_mb * 1024 * 1024;
-  if (ddp.world_size > 1 && comm::ddp_plan(t, ddp.caps).already_ddp)
+  const int plan_gpus = parallel.tp ? parallel.tp->world_size : parallel.pp ? parallel.pp->world_size : ddp.world_size;
+  if (plan_gpus > 1 && comm::ddp_plan(t, ddp.caps).already_ddp)
     throw make_error(trace_path, "--world-size", "the trace is already one rank of a DDP step: give the one-GPU trace of the same step");
   auto preds = predict_all(t, kernel_work(t), origin, dests, c);
   // The timeline: each destination's host replays the step with its predicted kernel times.
@@ -333,8 +334,9 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
     if (!origin.nvidia()) add(unchecked, origin.name + " (origin)");  // as an origin no AMD GPU was checked
     const char* why = "their per-CU rates are the datasheets' at the peak engine clock";
     if (!checked.empty())
-      note({"AMD GPUs checked only as destinations of FP32 transformer forward passes from NVIDIA traces (" + checked +
-            "; NeuSight's published latencies, 3-8% mean error): other precisions and training steps are unvalidated; " + why});
+      note({"AMD GPUs checked only as destinations of FP32 transformer steps from NVIDIA traces (" + checked +
+            "; NeuSight's published latencies, each GPU's figures in `habitat devices`): other precisions and AMD traces as origin are "
+            "unvalidated; " + why});
     if (!unchecked.empty())
       note({"AMD GPUs are unvalidated (" + unchecked + "): " + why + ", and no AMD timing of these GPUs is in habitat's data"});
     if (!origin.nvidia())

@@ -349,9 +349,18 @@ inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
                                             [](const HostCall& a, const HostCall& b) { return a.start_us < b.start_us; });
     double gpu_end = lo;
     for (const Kernel& k : t.kernels) gpu_end = std::max(gpu_end, k.start_us + k.duration_us);
-    if (last_call != t.calls.end() && last_call->name.find("LaunchHostFunc") != std::string::npos && gpu_end > cursor && gpu_end <= hi) {
+    // Not NCCL's own host functions (its proxy work for collectives that leave the node), and only where the host
+    // recorded nothing while the GPU finished. The flag does not depend on whether the origin's GPU finished
+    // before the callback was enqueued: a slower GPU would be waited for all the same.
+    const auto in_collective = [&](int op) {
+      if (op < 0) return false;
+      const std::string& name = t.ops[static_cast<std::size_t>(top_level_op(t, op))].name;
+      return name.starts_with("nccl:") || name.find("c10d") != std::string::npos || name.find("record_param_comms") != std::string::npos;
+    };
+    if (last_call != t.calls.end() && last_call->name.find("LaunchHostFunc") != std::string::npos && !in_collective(last_call->op) &&
+        gpu_end <= hi && records_in(cursor, std::max(cursor, gpu_end)) == 0) {
       p.tail_waits_for_gpu = true;
-      cursor = gpu_end;  // the wait is no host time, recorded or not (as a blocking call's)
+      cursor = std::max(cursor, gpu_end);  // the wait is no host time, recorded or not (as a blocking call's)
     }
     const double gap = std::max(0.0, hi - cursor);
     const double records = records_in(cursor, hi);

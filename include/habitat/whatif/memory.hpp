@@ -239,7 +239,12 @@ struct Saved {
       for (const auto& a : op.inputs) n += a.dtype == "TensorList" ? 1 : 0;
       lists = std::max(lists, n);
     }
-  const int states = optimizer ? std::max(1, lists - 1) : 0;  // SGD momentum: 1; Adam: exp_avg and exp_avg_sq
+  int fused_states = -1;  // fused optimizers take their states as arguments of one op, not as TensorLists of _foreach_ ops
+  for (const auto& op : t.ops)
+    if (op.name.starts_with("aten::_fused_adam")) fused_states = 2;  // exp_avg, exp_avg_sq
+    else if (op.name.starts_with("aten::_fused_sgd")) fused_states = std::max(fused_states, 1);  // momentum buffers, if any
+  if (fused_states >= 0) optimizer = true;
+  const int states = fused_states >= 0 ? fused_states : optimizer ? std::max(1, lists - 1) : 0;  // SGD momentum: 1; Adam: 2
   std::vector<char> has_kernel(t.ops.size(), 0);
   for (const auto& k : t.kernels)
     for (int o = k.op; o >= 0; o = t.ops[static_cast<std::size_t>(o)].parent) has_kernel[static_cast<std::size_t>(o)] = 1;

@@ -215,6 +215,8 @@ inline void finish(StepGraph& g, const std::string& source);
         gpu_node(k, std::nullopt);
         if (first_step) ++g.unlaunched_kernels;
       }
+    if (p.tail_waits_for_gpu && options.host)  // a host callback's wait for all GPU work (StepProgram), as predict has it
+      for (const auto& [stream, id] : stream_last) host_waits.push_back(id);
     host_pending += p.tail_us;
     if (options.host && (host_pending > 0 || !host_waits.empty())) {
       EtNode h;
