@@ -176,6 +176,8 @@ struct ParallelChoice {
   std::optional<sim::FsdpOptions> fsdp;
   std::optional<sim::TpOptions> tp;
   std::optional<sim::PpOptions> pp;
+  // The GPUs a plan divides the model over (TP's group, PP's stages, FSDP's shards); 1 for DDP, which replicates it.
+  [[nodiscard]] int dividing_gpus() const { return tp ? tp->world_size : pp ? pp->world_size : fsdp ? fsdp->world_size : 1; }
 };
 inline constexpr const char* parallel_forms =
     "must be ddp, tp[=N][,dtensor|megatron], pp[=S][,microbatches=M][,schedule=1f1b|gpipe] or fsdp[,grad_op][,bf16][,units=blocks|layers|N]";
@@ -293,8 +295,7 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
       add(&cat.at(name));
   }
   ddp.caps.cap_bytes = bucket_mb * 1024 * 1024;
-  const int plan_gpus = parallel.tp ? parallel.tp->world_size : parallel.pp ? parallel.pp->world_size : ddp.world_size;
-  if (plan_gpus > 1 && comm::ddp_plan(t, ddp.caps).already_ddp)
+  if (std::max(parallel.dividing_gpus(), ddp.world_size) > 1 && comm::ddp_plan(t, ddp.caps).already_ddp)
     throw make_error(trace_path, "--world-size", "the trace is already one rank of a DDP step: give the one-GPU trace of the same step");
   auto preds = predict_all(t, kernel_work(t), origin, dests, c);
   // The timeline: each destination's host replays the step with its predicted kernel times.
@@ -397,7 +398,7 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
       w.batch = spec.batch.value_or(*batch);
       // Per GPU under a plan that divides the model: TP splits and PP stages its layers' parameters and
       // activations over the group, FSDP shards the parameters' state; DDP holds the one-GPU step's.
-      const int n = parallel.tp ? parallel.tp->world_size : parallel.pp ? parallel.pp->world_size : parallel.fsdp ? parallel.fsdp->world_size : 1;
+      const int n = parallel.dividing_gpus();
       if (w.memory && n > 1) {
         w.memory->parameter_bytes /= n;
         if (!parallel.fsdp) w.memory->activation_bytes /= n;

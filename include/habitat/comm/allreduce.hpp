@@ -148,7 +148,7 @@ inline constexpr AllReduceModel nccl_all_to_all_fit{{40.0, 40.0, 40.0}, 0.0, 0.7
 // All-to-all of `input_bytes` per rank: (N-1)/N of the input leaves each GPU and as much arrives, an all-gather's
 // bus bytes for an output of that size (half an all-reduce's).
 [[nodiscard]] inline double all_to_all_us(double input_bytes, const Topology& t, const AllReduceModel& m = nccl_all_to_all_fit) {
-  return t.ranks <= 1 ? 0.0 : allreduce(input_bytes / 2, t, m).us;
+  return all_gather_us(input_bytes, t, m);
 }
 
 // With a catalog GPU, all on one node: its NVLink bandwidth where NVLink joins them, else PCIe.

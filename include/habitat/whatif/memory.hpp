@@ -141,7 +141,7 @@ struct Saved {
     const TensorArg* a = activation(op, 0, params, true);
     const bool off = (op.inputs.size() > 1 && (op.inputs[1].value == "0." || op.inputs[1].value == "0")) ||
                      (op.inputs.size() > 2 && op.inputs[2].value == "False");
-    if (a && !off) s.bytes += numel(a->shape);
+    if (a && !off) s.bytes += numel(a->shape) * ops::dtype_bytes("bool");
     return s;
   }
   // Max pooling keeps its input and an int64 index per output element (the input over the stride's area).
@@ -162,7 +162,7 @@ struct Saved {
           }
         }
       }
-      s.bytes += numel(a->shape) / area * 8;
+      s.bytes += numel(a->shape) / area * ops::dtype_bytes("long int");
     }
     return s;
   }
