@@ -7,6 +7,7 @@
 #include "gunzip.hpp"
 #include "habitat/kineto/reader.hpp"
 #include "habitat/predict/kernel_work.hpp"
+#include "habitat/sim/step_program.hpp"
 
 using namespace habitat;
 
@@ -261,4 +262,25 @@ TEST_CASE("a loop without annotations: --infer-steps takes the repetitions of it
   const auto tail = test::write_temp("tail.json", loop_trace(1, {"aten::linear", "aten::relu", "aten::sum", "aten::mul"}, {"aten::add", "aten::add"}));
   CHECK_THROWS_WITH(kineto::read_trace(tail), !Catch::Contains("repetitions"));
   CHECK_THROWS_WITH(kineto::read_trace(tail, {.infer_steps = true}), Catch::Contains("--whole-trace"));
+}
+
+TEST_CASE("a trace names its recorder and the CUPTI tracker's trace loses no profiler cost", "[kineto]") {
+  const std::string body = steps_trace({200, 210, 190});
+  const std::string tracked = R"({"recorder":")" + std::string(cupti_tracker_name) + R"x( (libhabitat_cupti_track.so)",)x" + body.substr(1);
+  const std::string other = R"({"recorder":"some other tool","traceEvents":[)" + body.substr(body.find('[') + 1);
+  const std::string not_text = R"({"recorder":7,)" + body.substr(1);
+  const Trace by_profiler = kineto::read_trace(test::write_temp("by_profiler.json", body));
+  const Trace by_tracker = kineto::read_trace(test::write_temp("by_tracker.json", tracked));
+  CHECK(by_profiler.recorder == Recorder::profiler);
+  CHECK(by_tracker.recorder == Recorder::cupti_tracker);
+  CHECK(kineto::read_trace(test::write_temp("by_other.json", other)).recorder == Recorder::profiler);
+  CHECK(kineto::read_trace(test::write_temp("by_number.json", not_text)).recorder == Recorder::profiler);
+
+  sim::HostModel host;
+  host.profiler = {0, 0, 2.0};  // a profiler that doubles the host's time
+  const auto kept = sim::build_program_unfitted(by_tracker, host), removed = sim::build_program_unfitted(by_profiler, host);
+  REQUIRE(kept.recorded_host_us > 0);
+  CHECK(kept.host_us == Approx(kept.recorded_host_us));
+  CHECK(removed.host_us < 0.75 * removed.recorded_host_us);
+  CHECK(std::any_of(kept.assumptions.begin(), kept.assumptions.end(), [](const std::string& a) { return a.find("CUPTI tracker") != std::string::npos; }));
 }

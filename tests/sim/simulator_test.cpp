@@ -438,3 +438,32 @@ TEST_CASE("the counts never pull a step below what the profiler can explain away
   CHECK(p.host_us == Approx(p.record_work_us));
   CHECK(p.host_us > 10 * p.counted_host_us);
 }
+
+TEST_CASE("a CUDA graph starts running while its launch call still enqueues it (as the trace shows)", "[sim]") {
+  // One cudaGraphLaunch of 1000 us at 100 us whose 10 kernels of 300 us start 100 us into the call, back to back,
+  // then a synchronize: the step is 100 + 100 + 3000 us (+ the sync's 1 us), not the call's 1000 us before any kernel.
+  Trace t;
+  t.source = "synthetic graph";
+  t.calls.push_back({"cudaGraphLaunch", HostCallKind::graph_launch, 100, 1000, 1, 0, -1, false});
+  for (int i = 0; i < 10; ++i) {
+    Kernel k;
+    k.name = "graph_kernel" + std::to_string(i);
+    k.stream = 7;
+    k.call = 0;
+    k.correlation = 0;
+    k.start_us = 200 + 300 * i;
+    k.duration_us = 300;
+    t.kernels.push_back(k);
+  }
+  t.calls.push_back({"cudaDeviceSynchronize", HostCallKind::sync, 1100, 2100, 1, 1, -1, true});
+  t.step_start_us = 0;
+  t.step_duration_us = 3201;
+  const auto p = sim::build_program(t, {});
+  REQUIRE(p.items.front().gpu_lead_share == Approx(0.1));
+  const auto tl = sim::simulate(t, p, recorded(t));
+  CHECK(tl.period_us == Approx(3201 + 9 * p.queue_gap_us).margin(2));  // the stream's queue gap between its kernels
+  CHECK(tl.period_us < 100 + 1000 + 3000);                            // not the whole call before the first kernel
+  // A kernel launch returns before its kernel starts: its share stays 1 (the launch latency after the call).
+  const Trace plain = synthetic(5, 10, 5, 3, false);
+  for (const auto& item : sim::build_program(plain, {}).items) CHECK(item.gpu_lead_share == 1);
+}

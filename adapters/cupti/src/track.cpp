@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "habitat/cupti/track_writer.hpp"
+#include "habitat/trace/recorder.hpp"
 
 namespace {
 
@@ -222,7 +223,7 @@ void write_trace() {
     std::fprintf(stderr, "habitat track: cannot write %s\n", path.c_str());
     return;
   }
-  write_kineto(f, devices(), s.calls, s.gpu, s.steps, "habitat CUPTI tracker (libhabitat_cupti_track.so)");
+  write_kineto(f, devices(), s.calls, s.gpu, s.steps, std::string(habitat::cupti_tracker_name) + " (libhabitat_cupti_track.so)");
   std::fprintf(stderr, "habitat track: %zu GPU operations, %zu API calls, %zu steps -> %s\n", s.gpu.size(), s.calls.size(), s.steps.size(),
                path.c_str());
 }

@@ -89,13 +89,43 @@ namespace detail {
   return Precision::fp32;
 }
 
+// The tensor lists a multi_tensor_apply kernel reads, from its name where no operation records them (the CUPTI
+// tracker's traces): ATen's functors are Functor<T, depth, r_args_depth, res_arg_index>, r_args_depth the lists
+// read (UnaryOpFunctor<float, 2, 1, 1>: a list read, its result in a second one); else the metadata's depth
+// (TensorListMetadata<3>). Checked against the operations' TensorList inputs in the fixtures (fixtures/track).
+[[nodiscard]] inline double foreach_lists_read(std::string_view name) {
+  auto whole = [](std::string_view s, std::size_t& at) {
+    std::size_t n = 0, start = at;
+    while (at < s.size() && s[at] >= '0' && s[at] <= '9') n = n * 10 + static_cast<std::size_t>(s[at++] - '0');
+    return at > start && at - start < 4 ? static_cast<double>(n) : 0.0;
+  };
+  for (std::size_t f = name.find("Functor<"); f != std::string_view::npos; f = name.find("Functor<", f + 1)) {
+    std::size_t at = name.find(", ", f);  // past the element type
+    if (at == std::string_view::npos || name.find('>', f) < at) continue;
+    at += 2;
+    if (whole(name, at) <= 0 || name.substr(at, 2) != ", ") continue;
+    at += 2;
+    if (const double read = whole(name, at); read > 0) return read;
+  }
+  if (const std::size_t m = name.find("Metadata<"); m != std::string_view::npos) {
+    const std::size_t close = name.find('>', m);
+    std::size_t at = name.rfind(' ', close);
+    at = at == std::string_view::npos || at < m ? m + 9 : at + 1;  // TensorListScalarListMetadata<float, 3>
+    if (const double depth = whole(name, at); depth > 0 && at == close) return depth;
+  }
+  return 0;
+}
+
 // PyTorch's multi_tensor_apply (foreach / fused optimizers) gives each block one chunk of 65536 elements
 // of one tensor; the traces record no shapes for tensor lists, so the grid is the best size we have
-// (an upper bound: the last chunk of each tensor is partial). FP32 parameters assumed.
-[[nodiscard]] inline std::optional<double> foreach_bytes(const Kernel& k, const Operation& op) {
+// (an upper bound: the last chunk of each tensor is partial). FP32 parameters assumed. The lists read come from
+// the operation's TensorList inputs, else from the kernel's name.
+[[nodiscard]] inline std::optional<double> foreach_bytes(const Kernel& k, const Operation* op) {
   if (k.name.find("multi_tensor_apply") == std::string::npos || !k.launch_recorded) return std::nullopt;
   double lists = 0;
-  for (const auto& t : op.inputs) lists += t.dtype == "TensorList" ? 1 : 0;
+  if (op)
+    for (const auto& t : op->inputs) lists += t.dtype == "TensorList" ? 1 : 0;
+  if (lists == 0) lists = foreach_lists_read(k.name);
   if (lists == 0) lists = 2;
   lists += 1;  // the written list: in place (read and written) or a fresh output
   return double(k.grid.x) * 65536.0 * 4.0 * lists;
@@ -160,13 +190,13 @@ inline constexpr std::int64_t tensor_core_channel_group = 8;
       w.source = k.bytes > 0 ? WorkSource::estimated : WorkSource::unknown;
       continue;
     }
-    if (!op) continue;
-    if (auto b = detail::foreach_bytes(k, *op)) {
+    if (auto b = detail::foreach_bytes(k, op)) {
       w.bytes = *b;
       w.flops = *b / 4;
       w.source = WorkSource::estimated;
       continue;
     }
+    if (!op) continue;
     const auto& c = op_cost[k.op];
     if (!c || op_all[k.op] <= 0) continue;
     const double share = k.duration_us / op_all[k.op];

@@ -56,9 +56,9 @@ struct RooflineScaling {
     const bool known = w.source != WorkSource::unknown;
     const double dram_bytes = known ? w.bytes * dram_fraction(w.bytes, o.l2_mib) : 0;
     const RooflineTime busy_o = roofline_sustained(known ? w.flops : 0, dram_bytes, w.precision, o);
-    const bool matmul = k.name.find("gemm") != std::string::npos || k.name.find("xmma") != std::string::npos ||
-                        k.name.find("cutlass") != std::string::npos || k.name.find("conv") != std::string::npos ||
-                        k.name.starts_with("Cijk_");
+    // A library's math kernel by its name (kernel_work.hpp's one list: cuDNN's dgrad/wgrad engines included), asked
+    // only where the work is unknown or the kernel replays in a graph: elsewhere the work says what it is.
+    const bool matmul = (!known || k.in_graph) && detail::is_math_kernel(k.name);
     // Work unknown (no recorded shapes): of a kernel's time beyond its fixed part, the share that throughput
     // explains in the fixtures whose work is known (unknown_work_share) is taken as math for a matmul or
     // convolution (by its library's name), as DRAM traffic for any other kernel; the rest is latency.

@@ -92,12 +92,14 @@ struct ItemRun {
           pending.pop();
         }
       }
+      const double call_start = cpu;
       cpu += item.call_us;
+      const double launched_at = item.gpu_lead_share < 1 ? call_start + item.gpu_lead_share * item.call_us : cpu + p.launch_latency_us;
       int own_last = -1;
       for (const int k : item.kernels) {
         const int r = base + k;
         detail::KernelRun& run_k = kr[r];
-        run_k.start = cpu + p.launch_latency_us;
+        run_k.start = launched_at;
         run_k.cause = detail::Cause::host;
         run_k.from = s * items + i;
         if (auto it = stream_last.find(t.kernels[k].stream); it != stream_last.end() && kr[it->second].end + p.queue_gap_us > run_k.start) {

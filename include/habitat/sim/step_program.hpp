@@ -34,6 +34,10 @@ struct HostItem {
   double unrecorded_us = 0;  // of work_us: the program's own work in a long stretch with no record (not counted)
   double unrecorded_recorded_us = 0;  // the same as recorded
   std::vector<int> kernels;  // GPU work it enqueues, in GPU order
+  // The share of the call after which its GPU work may start. A CUDA graph's launch runs the graph while it is
+  // still enqueueing it (JAX's 1 ms cuGraphLaunch on an H200: its first kernel 0.1 ms in), where a kernel's launch
+  // returns first: 1, the launch latency after the call.
+  double gpu_lead_share = 1;
   HostTimes by_type{};
 };
 
@@ -214,7 +218,13 @@ inline void apply_count(StepProgram& p, const StepCost& cost, const StepCounts& 
 inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
 
 // The program before its external delays are fitted (sim::build_program, simulator.hpp, fits them).
-[[nodiscard]] inline StepProgram build_program_unfitted(const Trace& t, const HostModel& host) {
+[[nodiscard]] inline StepProgram build_program_unfitted(const Trace& t, const HostModel& host_model) {
+  // A trace no profiler recorded has no profiler cost to remove (trace/recorder.hpp).
+  HostModel host = host_model;
+  if (t.recorder == Recorder::cupti_tracker) {
+    host.profiler = {};
+    host.assumptions.push_back("recorded by habitat's CUPTI tracker: its host time is taken as un-profiled (no profiler cost removed)");
+  }
   StepProgram p;
   p.assumptions = host.assumptions;
   const int n = static_cast<int>(t.kernels.size());
@@ -329,6 +339,11 @@ inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
       item.blocking = call.blocking;
       item.device_wide = call.kind == HostCallKind::sync;
       item.kernels = std::move(launched[c]);
+      if (call.kind == HostCallKind::graph_launch && !item.kernels.empty() && call.duration_us > 0) {
+        double first = t.kernels[item.kernels.front()].start_us;
+        for (const int k : item.kernels) first = std::min(first, t.kernels[k].start_us);
+        item.gpu_lead_share = std::clamp((first - call.start_us) / call.duration_us, 0.0, 1.0);
+      }
       // CUPTI's cost lands on calls that enqueue GPU work (each gets an activity record); queries and error
       // checks pass through a callback only and are left as recorded.
       add_item(std::move(item), call.start_us, call.duration_us, call.op, call.enqueues());

@@ -10,6 +10,7 @@
 
 #include "habitat/device/device.hpp"
 #include "habitat/trace/host_call.hpp"
+#include "habitat/trace/recorder.hpp"
 
 namespace habitat {
 
@@ -107,6 +108,7 @@ struct DistributedInfo {
 
 struct Trace {
   std::string source;        // file it came from
+  Recorder recorder = Recorder::profiler;
   std::string device_name;   // origin GPU as the trace names it
   std::optional<Device> device_props;  // what the trace says about the origin (SMs, limits), if anything
   std::optional<DistributedInfo> distributed;  // the recording rank and world size, if the trace gives them

@@ -29,10 +29,11 @@
 namespace habitat::kineto {
 
 template <class S>
-concept EventSink = requires(S& s, const RawEvent& e, const boost::json::object& o, const RawDistributed& d) {
+concept EventSink = requires(S& s, const RawEvent& e, const boost::json::object& o, const RawDistributed& d, std::string_view r) {
   s.event(e);
   s.device_properties(o);
   s.distributed_info(d);
+  s.recorder(r);  // the top-level "recorder" string, where a trace names what wrote it
 };
 
 namespace detail {
@@ -136,7 +137,7 @@ class EventHandler {
   }
   bool on_string_part(string_view s, std::size_t, error_code&) {
     if (props()) stack_.push_chars(s);
-    else if (events() || dist_slot()) part_.append(s.data(), s.size());
+    else if (events() || dist_slot() || recorder_slot()) part_.append(s.data(), s.size());
     return true;
   }
   bool on_string(string_view s, std::size_t, error_code&) {
@@ -195,9 +196,13 @@ class EventHandler {
   Scalar* dist_key(std::string_view k) {
     return is(k, "rank") ? &dist_.rank : is(k, "world_size") ? &dist_.world_size : is(k, "backend") ? &dist_.backend : nullptr;
   }
-  // A scalar outside the events: a field of "distributedInfo", or "distributedInfo" itself written as a scalar.
+  [[nodiscard]] bool recorder_slot() const { return depth_ == 1 && is(top_key_, "recorder"); }
+  // A scalar outside the events: a field of "distributedInfo", or "distributedInfo" itself written as a scalar,
+  // or the trace's "recorder".
   void top_value(Scalar::Kind kind, double v = 0, std::string_view text = {}) {
-    if (Scalar* x = dist_slot()) {
+    if (recorder_slot()) {
+      if (kind == Scalar::Kind::string) sink_.recorder(text.substr(0, 200));
+    } else if (Scalar* x = dist_slot()) {
       x->kind = kind;
       x->number = v;
       x->text.assign(text);

@@ -169,6 +169,7 @@ struct Collector {
   std::vector<json::object> device_props;
   bool amd_props = false;  // an entry of device_props is an AMD GPU's
   std::optional<DistributedInfo> distributed;
+  bool by_tracker = false;  // the trace names habitat's CUPTI tracker as its recorder
   static constexpr double max_ranks = 1 << 20;  // of a job, or of a collective's group: beyond any that has run
   std::size_t events = 0;
   static constexpr std::size_t compact_at = 1 << 14;  // events kept before the first compaction
@@ -256,6 +257,8 @@ struct Collector {
     distributed.reset();
     if (out.rank || out.world_size) distributed = std::move(out);
   }
+
+  void recorder(std::string_view r) { by_tracker = r.starts_with(cupti_tracker_name); }
 
   void event(const RawEvent& e) {
     ++events;
@@ -928,6 +931,7 @@ inline void collectives_from_marks(Collector& c, Trace& t) {
   t.device_props = detail::origin_from_properties(c.device_props);
   if (t.device_props) t.device_name = t.device_props->name;
   t.distributed = c.distributed;
+  t.recorder = c.by_tracker ? Recorder::cupti_tracker : Recorder::profiler;
 
   // Without ProfilerStep annotations every event was kept (there was no step to rule any out): the iterations
   // are found from the optimizer's steps, else the whole trace is one step.
