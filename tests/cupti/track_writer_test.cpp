@@ -39,9 +39,10 @@ TEST_CASE("the CUPTI tracker's trace reads back: steps, launches, kernels, copie
     }
   }
   std::ostringstream os;
-  write_kineto(os, dev, calls, gpu, steps, "test");
+  write_kineto(os, dev, calls, gpu, steps, std::string(cupti_tracker_name) + " (test)");
   const std::string path = test::write_temp("tracked.json", os.str());
   const Trace t = kineto::read_trace(path);
+  CHECK(t.recorder == Recorder::cupti_tracker);  // the reader knows the tracker's traces: no profiler cost in them
   CHECK(t.step_name == "ProfilerStep#2");
   CHECK(t.profiled_steps == 2);
   REQUIRE(t.kernels.size() == 3);
