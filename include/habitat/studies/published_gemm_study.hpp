@@ -1,0 +1,113 @@
+#pragma once
+// Large GEMMs on GPUs nobody here can reach, in every precision: a public table of torch.mm throughput
+// (fixtures/published/torch_mm.json, habitat.published-gemm/1: NxN for N = 1024 ... 10240, FP32, TF32, FP16 and
+// BF16, 30 calls back to back per size, contributors' own machines) predicted by the GEMM tile model, next to the
+// baselines: the reference GPU's throughput measured here the same way (fixtures/published/torch_mm_h200.json) as
+// it is (same time), scaled by the ratio of peak FLOPS at the precision, and by the ratio of memory bandwidth.
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "habitat/detail/json_fields.hpp"
+#include "habitat/device/catalog.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
+
+namespace habitat::report {
+
+struct GemmRow {
+  std::string gpu, precision, url;
+  int n = 0;
+  double measured_tflops = 0, predicted_tflops = 0;
+  double reference_tflops = 0, flops_ratio_tflops = 0, bandwidth_ratio_tflops = 0;  // baselines
+  // Errors of the time per call (the quantity a prediction is for), signed.
+  [[nodiscard]] double error() const { return measured_tflops / predicted_tflops - 1; }
+  [[nodiscard]] double same_error() const { return measured_tflops / reference_tflops - 1; }
+  [[nodiscard]] double flops_error() const { return measured_tflops / flops_ratio_tflops - 1; }
+  [[nodiscard]] double bandwidth_error() const { return measured_tflops / bandwidth_ratio_tflops - 1; }
+};
+
+[[nodiscard]] inline Precision gemm_precision(const std::string& s, const detail::JsonPlace& at) {
+  if (s == "fp32") return Precision::fp32;
+  if (s == "tf32") return Precision::tf32;
+  if (s == "fp16") return Precision::fp16;
+  if (s == "bf16") return Precision::bf16;
+  throw make_error(at.file, at.place, "unknown precision '" + s + "' (fp32, tf32, fp16 or bf16)");
+}
+
+// The tile model's throughput of torch.mm(a, b), a and b NxN, on g: one GEMM in the "nn" layout, called back to
+// back as the public benchmark does (a card whose SGEMM loops run below boost is timed as such: Shape::timed_alone).
+[[nodiscard]] inline double predicted_mm_tflops(const Device& g, Precision p, double n) {
+  gemm::Shape s{1, n, n, n, true, false, true, p, p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0};
+  const double us = gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us;
+  return 2 * n * n * n / us * 1e-6;
+}
+
+namespace detail_gemm {
+inline boost::json::value read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw make_error(path, "", "cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return detail::parse_document(ss.str(), path);
+}
+inline double number(const boost::json::value& v, const detail::JsonPlace& at) {
+  if (!v.is_number()) throw make_error(at.file, at.place, "not a number");
+  const double x = v.to_number<double>();
+  if (!(x > 0 && x < 1e5)) throw make_error(at.file, at.place, "not a throughput in TFLOPS (0 to 100000)");
+  return x;
+}
+}  // namespace detail_gemm
+
+// `table`: habitat.published-gemm/1; `reference`: habitat.torch-mm-reference/1 measured on `reference_gpu`
+// (the median of its runs' wall-clock throughput, as the table's contributors timed theirs).
+[[nodiscard]] inline std::vector<GemmRow> published_gemm_study(const std::string& table, const std::string& reference,
+                                                               const std::string& reference_gpu, const Catalog& cat) {
+  const Device& ref = cat.at(reference_gpu);
+  std::map<std::pair<std::string, int>, double> ref_tflops;
+  {
+    const auto doc = detail_gemm::read_json(reference);
+    if (!doc.is_object() || !doc.as_object().contains("runs") || !doc.at("runs").is_array()) throw make_error(reference, "top level", "no 'runs' array");
+    std::map<std::pair<std::string, int>, std::vector<double>> all;
+    for (const auto& run : doc.at("runs").as_array())
+      for (const auto& [p, sizes] : run.at("tflops").as_object())
+        for (const auto& [n, r] : sizes.as_object())
+          all[{std::string(p), std::stoi(std::string(n))}].push_back(
+              detail_gemm::number(r.at("wall_tflops"), {reference, "runs[].tflops." + std::string(p) + "." + std::string(n)}));
+    for (auto& [key, v] : all) {
+      std::sort(v.begin(), v.end());
+      ref_tflops[key] = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    }
+  }
+  const auto doc = detail_gemm::read_json(table);
+  if (!doc.is_object() || !doc.as_object().contains("rows") || !doc.at("rows").is_array()) throw make_error(table, "top level", "no 'rows' array");
+  std::vector<GemmRow> out;
+  const auto& rows = doc.at("rows").as_array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string place = "rows[" + std::to_string(i) + "]";
+    if (!rows[i].is_object() || !rows[i].as_object().contains("gpu") || !rows[i].at("gpu").is_string() ||
+        !rows[i].as_object().contains("tflops") || !rows[i].at("tflops").is_object())
+      throw make_error(table, place, "needs 'gpu' (a catalog name) and 'tflops'");
+    const Device& g = cat.at(std::string(rows[i].at("gpu").as_string()));
+    const std::string url = rows[i].as_object().contains("url") ? std::string(rows[i].at("url").as_string()) : "";
+    for (const auto& [p, sizes] : rows[i].at("tflops").as_object()) {
+      const Precision prec = gemm_precision(std::string(p), {table, place + ".tflops"});
+      for (const auto& [n, v] : sizes.as_object()) {
+        GemmRow r{g.name, std::string(p), url, std::stoi(std::string(n))};
+        r.measured_tflops = detail_gemm::number(v, {table, place + ".tflops." + std::string(p) + "." + std::string(n)});
+        r.predicted_tflops = predicted_mm_tflops(g, prec, r.n);
+        const auto it = ref_tflops.find({std::string(p), r.n});
+        if (it == ref_tflops.end()) continue;
+        r.reference_tflops = it->second;
+        r.flops_ratio_tflops = it->second * g.peak_tflops(prec) / ref.peak_tflops(prec);
+        r.bandwidth_ratio_tflops = it->second * g.bandwidth_spec_gbps / ref.bandwidth_spec_gbps;
+        out.push_back(std::move(r));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace habitat::report
