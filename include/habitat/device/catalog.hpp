@@ -284,6 +284,8 @@ class Catalog {
     if (auto v = opt_string(o, "power_reference", at)) d.power_reference = *v;
     num("loop_clock_mhz", d.loop_clock_mhz, detail::plausible::clock_or_default_mhz);
     if (auto v = opt_string(o, "loop_clock_source", at)) d.loop_clock_source = *v;
+    num("tensor_loop_clock_mhz", d.tensor_loop_clock_mhz, detail::plausible::clock_or_default_mhz);
+    if (auto v = opt_string(o, "tensor_loop_clock_source", at)) d.tensor_loop_clock_source = *v;
     num("fp32_lanes_per_sm", d.fp32_lanes_per_sm, detail::plausible::fp32_lanes);
     num("fp64_lanes_per_sm", d.fp64_lanes_per_sm, detail::plausible::fp64_lanes);
     num("tdp_w", d.tdp_w, detail::plausible::power_w);

@@ -95,6 +95,10 @@ struct Device {
   // NeuSight's), where it is below the clock under a model step's load: the hottest work there is.
   double loop_clock_mhz = 0;
   std::string loop_clock_source;
+  // The same for a tensor-core GEMM loop, where measured: the densest work there is, held at the board's power limit
+  // below the clock tensor peaks are quoted at (an H100 SXM's BF16 and TF32 8192^3 loops at 1365-1395 MHz).
+  double tensor_loop_clock_mhz = 0;
+  std::string tensor_loop_clock_source;
   double memory_gib = 0;
   double bandwidth_spec_gbps = 0;
   std::optional<double> bandwidth_measured_gbps;  // sustained DRAM bandwidth (measured, derived or estimated)
@@ -124,6 +128,20 @@ struct Device {
       case Precision::bf16: return tensor.bf16 > 0 ? tensor.bf16 : simt;
     }
     return simt;
+  }
+  // BF16 GEMMs without BF16 tensor cores (before Ampere) convert each operand to FP32 as they load it: PyTorch's
+  // torch.mm in BF16 reaches 0.56-0.74 of the same GPU's FP32 rate on the P4, P100, RTX 2070, RTX 2080 Ti and V100
+  // (public table, fixtures/published/torch_mm.json; the median 0.61, 0.59-0.63 leaving any one of them out).
+  static constexpr double bf16_converted_share = 0.61;
+  // FLOP per clock per SM of PyTorch's GEMMs (torch.mm, linear, convolutions) at precision p, which is not always the
+  // datapath's peak: half-precision GEMMs accumulate in FP32 (cublasGemmEx with FP32 compute), so without tensor
+  // cores (cc < 7) FP16 ones run on the FP32 lanes and a P100's FP16x2 rate goes unused (public torch.mm: 8.8
+  // TFLOPS in FP16 against 9.5 in FP32); BF16 ones without BF16 tensor cores run at the converted share.
+  [[nodiscard]] double gemm_flops_per_clk_per_sm(Precision p) const {
+    const double simt = 2 * fp32_lanes_per_sm;
+    if (p == Precision::fp16 && nvidia() && cc_major < 7) return simt;
+    if (p == Precision::bf16 && tensor.bf16 <= 0) return simt * bf16_converted_share;
+    return flops_per_clk_per_sm(p);
   }
   // Whether one warp scheduler feeds 32 FP32 lanes with one instruction per clock (Volta onwards issue one
   // instruction per clock; Maxwell and Pascal could pair an FFMA with a load): with 128 lanes per SM
@@ -164,6 +182,7 @@ struct Device {
   // Clock of one GEMM timed alone in a long loop (per-operation sweeps).
   [[nodiscard]] double loop_clock_mhz_at(Precision p) const {
     const double load = load_clock_mhz(p);
+    if (on_tensor_cores(p) && tensor_loop_clock_mhz > 0) return std::min(tensor_loop_clock_mhz, load);
     return loop_clock_mhz > 0 ? std::min(loop_clock_mhz, load) : load;
   }
   // What a kernel can sustain: FLOP/clk/SM x SMs x load clock.

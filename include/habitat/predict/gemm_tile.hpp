@@ -64,7 +64,7 @@ struct Estimate {
 
 // Kernel time at one SM clock; kappa scales the main loop's share of peak (a GPU's library efficiency).
 [[nodiscard]] inline Estimate estimate_at(const Shape& s, const Device& g, const Params& p, double clock_mhz, double kappa = 1) {
-  const double rate_sm = g.flops_per_clk_per_sm(s.precision) * clock_mhz;  // FLOP per us per SM
+  const double rate_sm = g.gemm_flops_per_clk_per_sm(s.precision) * clock_mhz;  // FLOP per us per SM
   const double t_mem = s.work().bytes / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem);
   const double i_ref = 128.0 * 128.0 / 256.0;
   const double k_eff = s.k / (s.k + p.k_half);

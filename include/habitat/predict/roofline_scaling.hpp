@@ -88,8 +88,11 @@ struct RooflineScaling {
     const bool to_lanes = o.on_tensor_cores(w.precision) && !d.on_tensor_cores(pd);
     const double c = !library_math ? c_roof : to_lanes ? c_roof + 0.5 * (c_all - c_roof) : c_all;
     const double s_mem = byte_ratio * o.sustained_bandwidth_gbps() / d.sustained_bandwidth_gbps();
-    const double rate_o = o.flops_per_clk_per_sm(w.precision) * o.load_clock_mhz(w.precision) * share_o;
-    const double rate_d = d.flops_per_clk_per_sm(pd) * d.load_clock_mhz(pd) * share_d;
+    // A library's GEMM or convolution runs at the rate PyTorch's GEMMs get from the datapath (Device::gemm_flops_per_clk_per_sm).
+    const bool gemm_like = w.family != MathFamily::none || matmul;
+    const auto rate_of = [&](const Device& g, Precision p) { return gemm_like ? g.gemm_flops_per_clk_per_sm(p) : g.flops_per_clk_per_sm(p); };
+    const double rate_o = rate_of(o, w.precision) * o.load_clock_mhz(w.precision) * share_o;
+    const double rate_d = rate_of(d, pd) * d.load_clock_mhz(pd) * share_d;
     const double clock = o.load_clock_mhz(Precision::fp32) / d.load_clock_mhz(Precision::fp32);
 
     Method method = Method::roofline_scaling;
