@@ -9,29 +9,12 @@ Usage: jax_track_check.py HABITAT_CLI FIXTURE_DIR
 """
 import gzip
 import json
-import math
 import os
-import subprocess
 import sys
 
+from habitat_cli import predict
+
 TRACES = {"H100 SXM": "jax_step_h100", "H200": "jax_step_h200"}
-
-
-def predict(cli, path, gpus):
-    args = [cli, "predict", path, "--format", "json", "-q"]
-    for g in gpus:
-        args += ["--to", g]
-    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    if r.returncode != 0:
-        raise SystemExit(f"FAIL: {' '.join(args)}: {r.stderr.strip()}")
-    d = json.loads(r.stdout)
-    out = {}
-    for p in d["predictions"]:
-        it, gpu = p["iteration_ms"], p["gpu_active_ms"]
-        if not (math.isfinite(it) and math.isfinite(gpu) and it > 0 and gpu > 0):
-            raise SystemExit(f"FAIL: {path} on {p['device']}: {it}, {gpu}")
-        out[p["device"]] = (it, gpu)
-    return out, d["origin"]
 
 
 def main():

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ enum class Vendor { nvidia, amd };
     case Precision::bf16: return "bf16";
   }
   return "?";
+}
+// The precision a name (to_string's) stands for; nothing for another name.
+[[nodiscard]] inline std::optional<Precision> precision_named(std::string_view s) {
+  for (const Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
+    if (s == to_string(p)) return p;
+  return std::nullopt;
 }
 
 // Per-SM resources that decide occupancy (names follow cudaDeviceProp).

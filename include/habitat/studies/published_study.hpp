@@ -35,10 +35,7 @@ struct PublishedRow {
 };
 
 [[nodiscard]] inline Precision published_precision(const std::string& s, const detail::JsonPlace& at) {
-  if (s == "fp32") return Precision::fp32;
-  if (s == "tf32") return Precision::tf32;
-  if (s == "fp16") return Precision::fp16;
-  if (s == "bf16") return Precision::bf16;
+  if (const auto p = precision_named(s)) return *p;
   throw make_error(at.file, at.place + ".precision", "unknown precision '" + s + "' (fp32, tf32, fp16 or bf16)");
 }
 
