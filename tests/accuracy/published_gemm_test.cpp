@@ -10,6 +10,7 @@
 #include <set>
 
 #include "builtin_data.hpp"
+#include "fixtures.hpp"
 #include "habitat/studies/published_gemm_study.hpp"
 #include "habitat/studies/row_errors.hpp"
 
@@ -57,4 +58,18 @@ TEST_CASE("public torch.mm throughput on GPUs of every generation and precision 
     CHECK(h <= b);
     CHECK(h < report::mean_abs(rows, &R::flops_error, keep));
   }
+}
+
+TEST_CASE("a malformed torch.mm table is an error naming the file and the place", "[published]") {
+  const std::string ref = std::string(HABITAT_FIXTURES) + "/published/torch_mm_h200.json";
+  auto rows_of = [&](const std::string& name, const std::string& body) {
+    return report::published_gemm_study(test::write_temp(name, body), ref, "H200", test::catalog());
+  };
+  CHECK_THROWS_WITH(rows_of("mm_size.json", R"({"rows":[{"gpu":"T4","tflops":{"fp32":{"10x":1}}}]})"),
+                    Catch::Contains("mm_size.json") && Catch::Contains("rows[0].tflops.fp32.10x") && Catch::Contains("not a matrix size"));
+  CHECK_THROWS_WITH(rows_of("mm_gpu.json", R"({"rows":[{"gpu":"T5","tflops":{}}]})"), Catch::Contains("rows[0].gpu") && Catch::Contains("not a catalog GPU"));
+  CHECK_THROWS_WITH(rows_of("mm_prec.json", R"({"rows":[{"gpu":"T4","tflops":{"fp64":{"1024":1}}}]})"), Catch::Contains("unknown precision 'fp64'"));
+  CHECK_THROWS_WITH(rows_of("mm_value.json", R"({"rows":[{"gpu":"T4","tflops":{"fp32":{"1024":-1}}}]})"), Catch::Contains("not a throughput"));
+  CHECK_THROWS_WITH(rows_of("mm_ref.json", R"({"rows":[{"gpu":"T4","tflops":{"fp32":{"512":1}}}]})"), Catch::Contains("has no fp32 figure of this size"));
+  CHECK(rows_of("mm_ok.json", R"({"rows":[{"gpu":"T4","tflops":{"fp32":{"1024":3.5}}}]})").size() == 1);
 }

@@ -5,8 +5,9 @@ CUPTI tracker injected with no profiler) and predicted by the CLI.
 Checks, and fails where one does not hold:
 * the CUPTI tracker's traces lose no profiler cost (they record no operations; the tracker's start/stop work falls
   outside the step it marks), the profiler's do;
-* on the GPU it was recorded on, the injected trace's iteration is within 5% of the step it marks, timed with CUDA
-  events in the same process (`marked_step_ms`; measured +0.1% to +0.9%);
+* on the GPU it was recorded on, the injected trace replays the step it marks within 5%, timed with CUDA events in
+  the same process (`marked_step_ms`; measured +0.1% to +0.9%); the median of 20 tracked steps is printed beside it
+  (the host moved between them: ResNet-50's marked step took 36.2 ms, the median 30.2);
 * on the H200, the A100 SXM4 80GB and the L4, habitat.track's GPU active times agree with the profiler trace's
   within 1% (measured: 0.3%), and the injected tracker's, whose kernels have no shapes and take the rule for
   unknown work, within 15% each and 6% on average (measured: 0.3% to 13.3%, 4.5% on average).
@@ -32,7 +33,9 @@ def main():
         preds = {}
         for rec in RECORDERS:
             preds[rec], origin = predict(cli, os.path.join(fixtures, f"{w}.{rec}.json.gz"), [ORIGIN] + CHECKED)
-            cost = origin.get("profiler_cost_ms", 0.0)
+            if "profiler_cost_ms" not in origin:
+                raise SystemExit(f"FAIL: {w}.{rec}: the CLI wrote no profiler_cost_ms")
+            cost = origin["profiler_cost_ms"]
             if (rec == "inject") != (cost == 0):
                 fails.append(f"{w}.{rec}: {cost:.2f} ms removed as profiler cost")
             cells = []

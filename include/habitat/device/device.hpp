@@ -146,9 +146,10 @@ struct Device {
   // TFLOPS in FP16 against 9.5 in FP32); BF16 ones without BF16 tensor cores run at the converted share.
   [[nodiscard]] double gemm_flops_per_clk_per_sm(Precision p) const {
     const double simt = 2 * fp32_lanes_per_sm;
-    if (p == Precision::fp16 && nvidia() && cc_major < 7) return simt;
-    if (p == Precision::bf16 && tensor.bf16 <= 0) return simt * bf16_converted_share;
-    return flops_per_clk_per_sm(p);
+    const double datapath = flops_per_clk_per_sm(p);  // never above the datapath's own rate (the roofline bounds use it)
+    if (p == Precision::fp16 && nvidia() && cc_major < 7) return std::min(simt, datapath);
+    if (p == Precision::bf16 && tensor.bf16 <= 0) return std::min(simt * bf16_converted_share, datapath);
+    return datapath;
   }
   // Whether one warp scheduler feeds 32 FP32 lanes with one instruction per clock (Volta onwards issue one
   // instruction per clock; Maxwell and Pascal could pair an FFMA with a load): with 128 lanes per SM

@@ -302,6 +302,7 @@ inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
     const double own = std::max(0.0, start + dur - std::max(start, cursor));
     const bool pending = !launched_start_us || *launched_start_us > start;
     const bool held = costs_a_call && !item.blocking && own > held_above_us && pending;
+    if (held) item.gpu_lead_share = 1;  // its recorded length is the queue's, not the call's: no lead to scale
     for (const int k : item.kernels) launched_start_us = std::max(launched_start_us.value_or(t.kernels[k].start_us), t.kernels[k].start_us);
     const double busy = item.blocking ? std::min(own, host.blocking_call_us) : held ? launch_own_us : own;
     if (held) p.queue_wait_us += own - busy, ++p.queue_waits;

@@ -5,10 +5,12 @@
 // baselines: the reference GPU's throughput measured here the same way (fixtures/published/torch_mm_h200.json) as
 // it is (same time), scaled by the ratio of peak FLOPS at the precision, and by the ratio of memory bandwidth.
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "habitat/detail/json_fields.hpp"
@@ -50,6 +52,19 @@ inline boost::json::value read_json(const std::string& path) {
   ss << in.rdbuf();
   return detail::parse_document(ss.str(), path);
 }
+// A matrix size as the files key it ("1024"): a whole positive number, nothing after it.
+inline int size_key(std::string_view k, const detail::JsonPlace& at) {
+  int n = 0;
+  const auto [end, ec] = std::from_chars(k.data(), k.data() + k.size(), n);
+  if (ec != std::errc{} || end != k.data() + k.size() || n <= 0 || n > 1 << 20)
+    throw make_error(at.file, at.place, "'" + std::string(k) + "' is not a matrix size (a whole number from 1 to 1048576)");
+  return n;
+}
+inline const boost::json::object& object_at(const boost::json::value& v, std::string_view key, const detail::JsonPlace& at) {
+  if (!v.is_object() || !v.as_object().contains(key) || !v.at(key).is_object())
+    throw make_error(at.file, at.place, "needs an object '" + std::string(key) + "'");
+  return v.at(key).as_object();
+}
 inline double number(const boost::json::value& v, const detail::JsonPlace& at) {
   if (!v.is_number()) throw make_error(at.file, at.place, "not a number");
   const double x = v.to_number<double>();
@@ -69,10 +84,15 @@ inline double number(const boost::json::value& v, const detail::JsonPlace& at) {
     if (!doc.is_object() || !doc.as_object().contains("runs") || !doc.at("runs").is_array()) throw make_error(reference, "top level", "no 'runs' array");
     std::map<std::pair<std::string, int>, std::vector<double>> all;
     for (const auto& run : doc.at("runs").as_array())
-      for (const auto& [p, sizes] : run.at("tflops").as_object())
-        for (const auto& [n, r] : sizes.as_object())
-          all[{std::string(p), std::stoi(std::string(n))}].push_back(
-              detail_gemm::number(r.at("wall_tflops"), {reference, "runs[].tflops." + std::string(p) + "." + std::string(n)}));
+      for (const auto& [p, sizes] : detail_gemm::object_at(run, "tflops", {reference, "runs[]"})) {
+        const std::string place = "runs[].tflops." + std::string(p);
+        if (!sizes.is_object()) throw make_error(reference, place, "not an object of sizes");
+        for (const auto& [n, r] : sizes.as_object()) {
+          const detail::JsonPlace at{reference, place + "." + std::string(n)};
+          if (!r.is_object() || !r.as_object().contains("wall_tflops")) throw make_error(at.file, at.place, "needs 'wall_tflops'");
+          all[{std::string(p), detail_gemm::size_key(n, at)}].push_back(detail_gemm::number(r.at("wall_tflops"), at));
+        }
+      }
     for (auto& [key, v] : all) {
       std::sort(v.begin(), v.end());
       ref_tflops[key] = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
@@ -87,16 +107,22 @@ inline double number(const boost::json::value& v, const detail::JsonPlace& at) {
     if (!rows[i].is_object() || !rows[i].as_object().contains("gpu") || !rows[i].at("gpu").is_string() ||
         !rows[i].as_object().contains("tflops") || !rows[i].at("tflops").is_object())
       throw make_error(table, place, "needs 'gpu' (a catalog name) and 'tflops'");
-    const Device& g = cat.at(std::string(rows[i].at("gpu").as_string()));
-    const std::string url = rows[i].as_object().contains("url") ? std::string(rows[i].at("url").as_string()) : "";
+    const std::string name(rows[i].at("gpu").as_string());
+    const Device* found = cat.find(name);
+    if (!found) throw make_error(table, place + ".gpu", "'" + name + "' is not a catalog GPU");
+    const Device& g = *found;
+    const auto* link = rows[i].as_object().if_contains("url");
+    const std::string url = link && link->is_string() ? std::string(link->as_string()) : "";
     for (const auto& [p, sizes] : rows[i].at("tflops").as_object()) {
       const Precision prec = gemm_precision(std::string(p), {table, place + ".tflops"});
+      if (!sizes.is_object()) throw make_error(table, place + ".tflops." + std::string(p), "not an object of sizes");
       for (const auto& [n, v] : sizes.as_object()) {
-        GemmRow r{g.name, std::string(p), url, std::stoi(std::string(n))};
-        r.measured_tflops = detail_gemm::number(v, {table, place + ".tflops." + std::string(p) + "." + std::string(n)});
+        const detail::JsonPlace at{table, place + ".tflops." + std::string(p) + "." + std::string(n)};
+        GemmRow r{g.name, std::string(p), url, detail_gemm::size_key(n, at)};
+        r.measured_tflops = detail_gemm::number(v, at);
         r.predicted_tflops = predicted_mm_tflops(g, prec, r.n);
         const auto it = ref_tflops.find({std::string(p), r.n});
-        if (it == ref_tflops.end()) continue;
+        if (it == ref_tflops.end()) throw make_error(at.file, at.place, "the reference " + reference + " has no " + std::string(p) + " figure of this size");
         r.reference_tflops = it->second;
         r.flops_ratio_tflops = it->second * g.peak_tflops(prec) / ref.peak_tflops(prec);
         r.bandwidth_ratio_tflops = it->second * g.bandwidth_spec_gbps / ref.bandwidth_spec_gbps;
