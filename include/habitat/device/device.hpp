@@ -140,7 +140,7 @@ struct Device {
   // torch.mm in BF16 reaches 0.56-0.74 of the same GPU's FP32 rate on the P4, P100, RTX 2070, RTX 2080 Ti and V100
   // (public table, fixtures/published/torch_mm.json; the median 0.61, 0.59-0.63 leaving any one of them out).
   static constexpr double bf16_converted_share = 0.61;
-  // FLOP per clock per SM of PyTorch's GEMMs (torch.mm, linear, convolutions) at precision p, which is not always the
+  // FLOP per clock per SM of PyTorch's cuBLAS GEMMs (torch.mm, linear, bmm) at precision p, which is not always the
   // datapath's peak: half-precision GEMMs accumulate in FP32 (cublasGemmEx with FP32 compute), so without tensor
   // cores (cc < 7) FP16 ones run on the FP32 lanes and a P100's FP16x2 rate goes unused (public torch.mm: 8.8
   // TFLOPS in FP16 against 9.5 in FP32); BF16 ones without BF16 tensor cores run at the converted share.

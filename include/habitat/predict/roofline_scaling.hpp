@@ -83,18 +83,13 @@ struct RooflineScaling {
     // operands' layout.
     const double share_o = instruction_share(k.name, o, w.precision),
                  share_d = switches ? layout_share(k.name, d, pd) : instruction_share(k.name, d, pd);
-    // A library's GEMM or convolution runs at the rate PyTorch's GEMMs get from the datapath (Device::gemm_flops_per_clk_per_sm):
-    // its math at the origin takes that much longer than the datapath's roofline says.
-    const bool gemm_like = w.family != MathFamily::none || matmul;
-    const auto rate_of = [&](const Device& g, Precision p) { return gemm_like ? g.gemm_flops_per_clk_per_sm(p) : g.flops_per_clk_per_sm(p); };
-    const double math_o_us = busy_o.compute_us * o.flops_per_clk_per_sm(w.precision) / rate_of(o, w.precision);
-    const double c_roof = t_o <= 0 ? 0 : known ? std::clamp(math_o_us / share_o / t_o, 0.0, 1.0) : (matmul ? unknown_share : 0.0);
+    const double c_roof = t_o <= 0 ? 0 : known ? std::clamp(busy_o.compute_us / share_o / t_o, 0.0, 1.0) : (matmul ? unknown_share : 0.0);
     const double c_all = t_o > 0 ? std::max(c_roof, 1 - u - std::min(fixed_us, t_o) / t_o) : c_roof;
     const bool to_lanes = o.on_tensor_cores(w.precision) && !d.on_tensor_cores(pd);
     const double c = !library_math ? c_roof : to_lanes ? c_roof + 0.5 * (c_all - c_roof) : c_all;
     const double s_mem = byte_ratio * o.sustained_bandwidth_gbps() / d.sustained_bandwidth_gbps();
-    const double rate_o = rate_of(o, w.precision) * o.load_clock_mhz(w.precision) * share_o;
-    const double rate_d = rate_of(d, pd) * d.load_clock_mhz(pd) * share_d;
+    const double rate_o = o.flops_per_clk_per_sm(w.precision) * o.load_clock_mhz(w.precision) * share_o;
+    const double rate_d = d.flops_per_clk_per_sm(pd) * d.load_clock_mhz(pd) * share_d;
     const double clock = o.load_clock_mhz(Precision::fp32) / d.load_clock_mhz(Precision::fp32);
 
     Method method = Method::roofline_scaling;
