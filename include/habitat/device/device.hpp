@@ -112,6 +112,17 @@ struct Device {
   std::string bandwidth_measured_source;
   std::string memory;  // DRAM technology ("GDDR6", "HBM3", ...; empty: unknown)
   [[nodiscard]] bool hbm() const { return memory.rfind("HBM", 0) == 0; }
+  // The memory's generation: its technology without the speed-grade suffix (HBM2e -> HBM2, HBM3e -> HBM3, GDDR6X ->
+  // GDDR6), which share a controller design and so their sustained share of the spec.
+  [[nodiscard]] std::string memory_generation() const {
+    std::string m = memory;
+    while (!m.empty() && (m.back() == 'e' || m.back() == 'X')) m.pop_back();
+    return m;
+  }
+  // Whether the sustained bandwidth was measured or derived from measurements of this GPU, not estimated from others.
+  [[nodiscard]] bool bandwidth_measured_here() const {
+    return bandwidth_measured_gbps && bandwidth_measured_source.rfind("estimate", 0) != 0;
+  }
   double fp32_lanes_per_sm = 0, fp64_lanes_per_sm = 0;
   TensorRates tensor;
   double tdp_w = 0;

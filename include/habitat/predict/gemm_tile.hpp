@@ -4,7 +4,8 @@
 // share wave by wave; a tile's main loop runs at a share of the SM's datapath peak (SIMT FP32 lanes or
 // tensor cores at the precision) that grows with K (prologue/epilogue amortised) and with the tile's
 // arithmetic intensity; the whole GEMM cannot beat its compulsory DRAM traffic. The library's choice of
-// tile is modelled as the fastest candidate, as cuBLAS's heuristics aim to pick. Every parameter is shared
+// tile (and, for a single GEMM too small to fill the GPU, how many slices of K to split it into) is modelled
+// as the fastest candidate, as cuBLAS's heuristics aim to pick. Every parameter is shared
 // by all GPUs; a GPU enters only through its catalog physics (SMs, per-SM rate, sustained clock and
 // bandwidth), so an unseen GPU needs nothing fitted. In the spirit of NeuSight (tile waves with a learned
 // utilisation), with a closed-form utilisation instead of an MLP. No code of theirs is used.
@@ -44,6 +45,10 @@ struct Params {
   double issue_share = 1;  // main-loop share left on SIMT lanes where issue, not lanes, limits (fp32_issue_limited)
 };
 
+// The shortest K slice a split-K GEMM gives each tile (cuBLAS's splits keep a few hundred of K per slice), and
+// the most slices.
+inline constexpr double split_k_min_depth = 256, split_k_max = 8;
+
 struct Tile {
   double tm, tn;
 };
@@ -67,21 +72,31 @@ struct Estimate {
   const double rate_sm = g.gemm_flops_per_clk_per_sm(s.precision) * clock_mhz;  // FLOP per us per SM
   const double t_mem = s.work().bytes / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem);
   const double i_ref = 128.0 * 128.0 / 256.0;
-  const double k_eff = s.k / (s.k + p.k_half);
   const double issue = !g.on_tensor_cores(s.precision) && g.fp32_issue_limited() ? p.issue_share : 1.0;
   Estimate best;
+  const double layout = s.transposed_b && g.nvidia() && g.cc_major < 7 ? p.legacy_tn : 1.0;
   for (const Tile& t : candidate_tiles) {
     const double tiles = s.batch * std::ceil(s.m / t.tm) * std::ceil(s.n / t.tn);
     const double per_sm = std::max(1.0, std::floor(p.resident / (t.tm * t.tn)));
     const double slots = per_sm * g.sms;
-    // Tiles on the busiest SM: full waves of per_sm each, then the last partial wave spread over the SMs.
-    const double full = std::floor(tiles / slots);
-    const double load = full * per_sm + std::ceil((tiles - full * slots) / g.sms);
-    const double layout = s.transposed_b && g.nvidia() && g.cc_major < 7 ? p.legacy_tn : 1.0;
-    const double eff = kappa * layout * issue * p.e_max * k_eff * std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
-    const double t_math = load * 2 * t.tm * t.tn * s.k / (rate_sm * std::min(eff, 1.0));
-    const double us = std::max(t_math, t_mem) + p.fixed_cycles / clock_mhz;
-    if (us < best.us) best = {us, t, std::ceil(tiles / slots)};
+    const double intensity = std::pow((t.tm * t.tn / (t.tm + t.tn)) / i_ref, p.alpha);
+    // Split-K: where the tiles of a single GEMM leave SMs idle, the library may cut K into `split` slices run as
+    // tiles of their own (cuBLAS's sliced/splitK and largek kernels), each slice's partial output written and
+    // summed by a second kernel: a shorter loop on more SMs, against that traffic and the second kernel's fixed
+    // time. Batched GEMMs fill the GPU with their batch instead (no split kernels in the public bmm timings).
+    const bool may_split = s.shared_weight;
+    for (double split = 1; split == 1 || (may_split && split <= split_k_max && tiles * split <= slots && s.k / split >= split_k_min_depth); split *= 2) {
+      const double n = tiles * split, depth = s.k / split;
+      // Tiles on the busiest SM: full waves of per_sm each, then the last partial wave spread over the SMs.
+      const double full = std::floor(n / slots);
+      const double load = full * per_sm + std::ceil((n - full * slots) / g.sms);
+      const double eff = kappa * layout * issue * p.e_max * (depth / (depth + p.k_half)) * intensity;
+      const double t_math = load * 2 * t.tm * t.tn * depth / (rate_sm * std::min(eff, 1.0));
+      const double partials = split > 1 ? (2 * split + 1) * s.batch * s.m * s.n * s.elem_bytes : 0;
+      const double kernels = split > 1 ? 2 : 1;
+      const double us = std::max(t_math, t_mem) + partials / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem) + kernels * p.fixed_cycles / clock_mhz;
+      if (us < best.us) best = {us, t, std::ceil(n / slots)};
+    }
   }
   return best;
 }

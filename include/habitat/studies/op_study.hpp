@@ -192,11 +192,17 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
 }
 
 // A left-out GPU as the model may know it: its sustained bandwidth not measured but estimated as its spec
-// times the median share the other GPUs of the same memory technology (HBM or GDDR) sustain.
+// times the median share the other measured GPUs of its memory generation sustain (HBM3 and HBM3e alike),
+// else of its technology (HBM or GDDR). Catalog estimates are not evidence: they copy another GPU's share.
 [[nodiscard]] inline Device unseen(const Device& g, const std::vector<const Device*>& gpus) {
-  std::vector<double> shares;
-  for (const Device* o : gpus)
-    if (o != &g && o->hbm() == g.hbm() && o->bandwidth_measured_gbps) shares.push_back(*o->bandwidth_measured_gbps / o->bandwidth_spec_gbps);
+  auto shares_where = [&](auto&& same) {
+    std::vector<double> v;
+    for (const Device* o : gpus)
+      if (o != &g && same(*o) && o->bandwidth_measured_here()) v.push_back(*o->bandwidth_measured_gbps / o->bandwidth_spec_gbps);
+    return v;
+  };
+  auto shares = shares_where([&](const Device& o) { return o.memory_generation() == g.memory_generation(); });
+  if (shares.empty()) shares = shares_where([&](const Device& o) { return o.hbm() == g.hbm(); });
   Device d = g;
   d.bandwidth_measured_gbps.reset();
   if (!shares.empty()) d.bandwidth_measured_gbps = g.bandwidth_spec_gbps * detail::median(std::move(shares), 0);
