@@ -68,6 +68,12 @@ namespace detail {
                              "LSTM", "lstm", "gemv", "dot_kernel", "sm80_", "sm90_", "sm100_", "cublas", "Cijk_"});
 }
 
+// cuDNN's legacy SIMT convolution engines (dgrad_engine, wgrad_alg0_engine, wgrad_alg1_engine): not tiled GEMMs,
+// they spend most of their time neither on math nor on DRAM traffic (below, roofline_scaling.hpp).
+[[nodiscard]] inline bool is_legacy_conv_engine(std::string_view name) {
+  return contains_any(function_name(name), {"dgrad_engine", "wgrad_alg0_engine", "wgrad_alg1_engine"});
+}
+
 // cuDNN's layout transpositions (NCHW <-> NHWC, folded or generic) before and after its NHWC kernels.
 [[nodiscard]] inline bool is_layout_transform(std::string_view name) {
   return contains_any(function_name(name), {"ToNhwc", "ToNchw", "ToFoldedNhwc", "tensorTransform"});
