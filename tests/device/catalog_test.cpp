@@ -182,3 +182,14 @@ TEST_CASE("the typical sustained bandwidth share is the median of the catalog's 
   std::sort(shares.begin(), shares.end());
   CHECK(shares[shares.size() / 2] == Approx(habitat::Device::typical_sustained_bandwidth_share).margin(0.02));
 }
+
+TEST_CASE("memory generations group speed grades, and estimated bandwidths are told from measured ones", "[catalog]") {
+  const Catalog cat = Catalog::builtin();
+  CHECK(cat.at("H100 SXM").memory_generation() == cat.at("H200").memory_generation());  // HBM3, HBM3e
+  CHECK(cat.at("A100 PCIe 80GB").memory_generation() == "HBM2");                          // HBM2e
+  CHECK(cat.at("RTX 4090").memory_generation() == "GDDR6");                               // GDDR6X
+  CHECK(cat.at("H100 SXM").memory_generation() != cat.at("A100 PCIe 40GB").memory_generation());
+  CHECK(cat.at("H100 SXM").bandwidth_measured_here());
+  CHECK(cat.at("T4").bandwidth_measured_here());
+  CHECK_FALSE(cat.at("H100 PCIe").bandwidth_measured_here());  // spec x the H100 SXM's share
+}

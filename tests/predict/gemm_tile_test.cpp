@@ -70,3 +70,24 @@ TEST_CASE("library efficiency applies to FP32 GEMMs of measured GPUs only", "[ti
   s.precision = Precision::bf16;
   CHECK(gemm::library_efficiency(cat.at("P4"), s) == 1.0);
 }
+
+TEST_CASE("tile model: a single GEMM that leaves SMs idle splits its K; a batched one and one that fills the GPU do not", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  for (const char* name : {"A100 PCIe 40GB", "V100 PCIe 32GB", "H100 SXM", "T4"}) {
+    const Device& g = cat.at(name);
+    INFO(name);
+    // One 128x128 output, K = 65536: one tile's loop on a few SMs unless K is cut into slices on more SMs.
+    gemm::Shape linear{1, 128, 128, 65536}, batched = linear;
+    batched.shared_weight = false;  // bmm: the same work, no split kernels
+    const double split = gemm::estimate(linear, g, gemm::fitted).us, whole = gemm::estimate(batched, g, gemm::fitted).us;
+    CHECK(split < 0.5 * whole);
+    // Split or not, never below the roofline bound (the model's own time, before estimate's clamp).
+    const auto w = linear.work();
+    CHECK(gemm::estimate_at(linear, g, gemm::fitted, g.load_clock_mhz(Precision::fp32)).us >=
+          roofline_bound(w.flops, w.bytes, Precision::fp32, g).bound_us());
+    // A GEMM with more tiles than the GPU holds at once has no idle SMs to give slices to.
+    gemm::Shape full{1, 8192, 8192, 4096}, full_batched = full;
+    full_batched.shared_weight = false;
+    CHECK(gemm::estimate(full, g, gemm::fitted).us == Approx(gemm::estimate(full_batched, g, gemm::fitted).us));
+  }
+}
