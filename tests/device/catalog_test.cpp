@@ -177,7 +177,7 @@ TEST_CASE("the typical sustained bandwidth share is the median of the catalog's 
   const Catalog c = Catalog::builtin();
   std::vector<double> shares;
   for (const auto& d : c.devices())
-    if (d.bandwidth_measured_source.find("estimate") == std::string::npos) shares.push_back(*d.bandwidth_measured_gbps / d.bandwidth_spec_gbps);
+    if (d.bandwidth_measured_here()) shares.push_back(*d.bandwidth_measured_gbps / d.bandwidth_spec_gbps);
   REQUIRE(shares.size() >= 7);
   std::sort(shares.begin(), shares.end());
   CHECK(shares[shares.size() / 2] == Approx(habitat::Device::typical_sustained_bandwidth_share).margin(0.02));
@@ -192,4 +192,13 @@ TEST_CASE("memory generations group speed grades, and estimated bandwidths are t
   CHECK(cat.at("H100 SXM").bandwidth_measured_here());
   CHECK(cat.at("T4").bandwidth_measured_here());
   CHECK_FALSE(cat.at("H100 PCIe").bandwidth_measured_here());  // spec x the H100 SXM's share
+  habitat::Device d = cat.at("H200");
+  for (const char* m : {"HBM3E", "HBM3e", "HBM3"}) {
+    d.memory = m;
+    CHECK(d.memory_generation() == "HBM3");
+  }
+  d.memory = "";
+  CHECK(d.memory_generation().empty());
+  d.memory = "None";
+  CHECK(d.memory_generation() == "None");  // an 'e' after a letter is no speed grade
 }

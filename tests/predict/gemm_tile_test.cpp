@@ -71,7 +71,7 @@ TEST_CASE("library efficiency applies to FP32 GEMMs of measured GPUs only", "[ti
   CHECK(gemm::library_efficiency(cat.at("P4"), s) == 1.0);
 }
 
-TEST_CASE("tile model: a single GEMM that leaves SMs idle splits its K; a batched one and one that fills the GPU do not", "[tile]") {
+TEST_CASE("tile model: a single GEMM that leaves SMs idle splits its K but a batched one or one that fills the GPU does not", "[tile]") {
   const Catalog cat = Catalog::builtin();
   for (const char* name : {"A100 PCIe 40GB", "V100 PCIe 32GB", "H100 SXM", "T4"}) {
     const Device& g = cat.at(name);

@@ -2,6 +2,7 @@
 // A GPU's specification: per-SM throughput of each datapath, clocks, memory, price and provenance. Peaks
 // are derived from the per-SM facts (lanes x 2 x SMs x clock), never stored twice.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -112,11 +113,13 @@ struct Device {
   std::string bandwidth_measured_source;
   std::string memory;  // DRAM technology ("GDDR6", "HBM3", ...; empty: unknown)
   [[nodiscard]] bool hbm() const { return memory.rfind("HBM", 0) == 0; }
-  // The memory's generation: its technology without the speed-grade suffix (HBM2e -> HBM2, HBM3e -> HBM3, GDDR6X ->
-  // GDDR6), which share a controller design and so their sustained share of the spec.
+  // The memory's generation: its technology without the speed-grade suffix that follows the generation's digit
+  // (HBM2e -> HBM2, HBM3E -> HBM3, GDDR6X -> GDDR6; "" where unknown). Taken to sustain a similar share of its spec
+  // (the leave-one-GPU-out study's estimate for a GPU it never measured: studies/op_study.hpp).
   [[nodiscard]] std::string memory_generation() const {
     std::string m = memory;
-    while (!m.empty() && (m.back() == 'e' || m.back() == 'X')) m.pop_back();
+    auto suffix = [](char c) { return c == 'e' || c == 'E' || c == 'x' || c == 'X'; };
+    while (m.size() >= 2 && suffix(m.back()) && std::isdigit(static_cast<unsigned char>(m[m.size() - 2]))) m.pop_back();
     return m;
   }
   // Whether the sustained bandwidth was measured or derived from measurements of this GPU, not estimated from others.

@@ -183,7 +183,9 @@ struct ImplicitGemm {
 // The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit
 // GEMM, or for a 3x3 stride-1 convolution Winograd F(4x4, 3x3) where g has it and it is faster: 36 GEMMs of
 // (4x4 output tiles) x input channels x output channels, plus the transforms' traffic, each tensor once
-// at sustained bandwidth (input in, 36/16 of it out and back in; the same for the output).
+// at sustained bandwidth (input in, 36/16 of it out and back in; the same for the output). The implicit GEMM is a
+// single GEMM and may split its K like cuBLAS's (cuDNN has split-K kernels too: a public V100 ResNet trace runs
+// cudnn_train_volta_scudnn_128x128_stridedB_splitK_medium_nn); the Winograd GEMMs are batched and do not.
 [[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g) {
   const auto ig = implicit_gemm(q);
   const double implicit = gemm::estimate({1, ig.m, ig.n, ig.k, true, false}, g, gemm::fitted).us;

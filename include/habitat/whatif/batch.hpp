@@ -98,7 +98,7 @@ namespace detail {
     const auto gk = k.op >= 0 ? static_cast<std::size_t>(k.op) : o;
     // The tile model says when the library would pick another tile; its time ratio is not used: on the
     // sweeps it missed cuBLAS filling the GPU with smaller tiles or split-K at small M (decoder 4 -> 8:
-    // -19%), and the rule of kernel_resize.hpp did better.
+    // -19%; measured before the tile model had split-K), and the rule of kernel_resize.hpp did better.
     if (math && g0[gk] && g1[gk] && tile_checked.insert(static_cast<int>(gk)).second) {
       gemm::Shape s0 = *g0[gk], s1 = *g1[gk];
       s0.precision = s1.precision = habitat::detail::kernel_precision(k, true, &t.ops[gk]);
