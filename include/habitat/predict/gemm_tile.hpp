@@ -75,6 +75,7 @@ struct Estimate {
   const double issue = !g.on_tensor_cores(s.precision) && g.fp32_issue_limited() ? p.issue_share : 1.0;
   Estimate best;
   const double layout = s.transposed_b && g.nvidia() && g.cc_major < 7 ? p.legacy_tn : 1.0;
+  const bool may_split = s.shared_weight;  // a single GEMM (below)
   for (const Tile& t : candidate_tiles) {
     const double tiles = s.batch * std::ceil(s.m / t.tm) * std::ceil(s.n / t.tn);
     const double per_sm = std::max(1.0, std::floor(p.resident / (t.tm * t.tn)));
@@ -84,7 +85,6 @@ struct Estimate {
     // tiles of their own (cuBLAS's sliced/splitK and largek kernels), each slice's partial output written and
     // summed by a second kernel: a shorter loop on more SMs, against that traffic and the second kernel's fixed
     // time. Batched GEMMs fill the GPU with their batch instead (no split kernels in the public bmm timings).
-    const bool may_split = s.shared_weight;
     for (double split = 1; split == 1 || (may_split && split <= split_k_max && tiles * split <= slots && s.k / split >= split_k_min_depth); split *= 2) {
       const double n = tiles * split, depth = s.k / split;
       // Tiles on the busiest SM: full waves of per_sm each, then the last partial wave spread over the SMs.
