@@ -138,8 +138,9 @@ void ops_part(const Args& a, const Catalog& cat) {
   const auto rows = opstudy::load_rows(cat, a.public_dir, a.opdata_dir);
   std::printf("\nOther operations: the physics op model (%zu configurations), leaving one GPU out, MAPE:\n\n", rows.size());
   const auto floors = opstudy::call_floors(rows);
-  std::printf("Derived on every GPU (the constants of mlp/op_physics.hpp): L2 rate %.1f B/clk/SM; roofline shares",
-              opstudy::l2_rate(rows, nullptr));
+  const auto l2 = opstudy::l2_reuse(rows, nullptr);
+  std::printf("Derived on every GPU (the constants of mlp/op_physics.hpp): L2 rate %.1f B/clk/SM, hit exponent %.1f; roofline shares",
+              l2.bytes_per_clk_per_sm, l2.hit_exponent);
   for (auto k : {ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
     std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
   std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm))", mlp::conv_model.k_half);
@@ -148,6 +149,10 @@ void ops_part(const Args& a, const Catalog& cat) {
               opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);
   std::printf("; issue cost (thread-instructions per element)");
   for (const auto& c : mlp::issue_costs) std::printf(" %s %.0f", std::string(c.op).c_str(), opstudy::issue_cost(rows, std::string(c.op), nullptr));
+  std::printf(" (their fixed parts, us:");
+  for (const auto& c : mlp::issue_costs)
+    if (const double f = opstudy::issue_fixed_ms(rows, std::string(c.op), nullptr); f > 0) std::printf(" %s %.2f", std::string(c.op).c_str(), f * 1e3);
+  std::printf(")");
   const auto row = opstudy::row_latency(rows, nullptr);
   std::printf("; softmax warp row (us + clk/element) %.2f + %.2f", row.base_ms * 1e3, row.clk_per_element);
   std::printf("; call floors (us)");
@@ -158,7 +163,7 @@ void ops_part(const Args& a, const Catalog& cat) {
               "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel times or an additive call).\n"
               "The floor is the host's (Python dispatch and the event pair), not the GPU's: 'with its host's floor' gives the\n"
               "GPU left out but its own host's floor (the 5th percentile of its latencies), the error where the host is known.\n\n");
-  std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM | kernel fixed part (us) | call floor | physics model | with its host's floor | ratio from origin | origin | same time | FLOPS ratio | "
+  std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM, hit exponent | kernel fixed part (us) | call floor | physics model | with its host's floor | ratio from origin | origin | same time | FLOPS ratio | "
               "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   const auto errors = opstudy::leave_one_gpu_out(rows, cat);
   if (!a.dump_ops.empty()) dump_op_rows(a.dump_ops, rows, errors);
@@ -169,7 +174,8 @@ void ops_part(const Args& a, const Catalog& cat) {
     if (!std::isnan(e.share)) std::snprintf(share, sizeof share, "%.2f", e.share);
     char fixed[16];
     std::snprintf(fixed, sizeof fixed, "%.2f", e.fixed_ms * 1e3);
-    std::printf("| %s | %s | %zu | %s | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, share, e.l2, fixed,
+    std::printf("| %s | %s | %zu | %s | %.1f, %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, share,
+                e.l2.bytes_per_clk_per_sm, e.l2.hit_exponent, fixed,
                 floor.c_str(), pct(e.model).c_str(), pct(e.model_own_floor, !std::isnan(e.model_own_floor)).c_str(),
                 pct(e.ratio, p).c_str(), p ? e.origin.c_str() : "-", pct(e.same, p).c_str(), pct(e.flops, p).c_str(), pct(e.bandwidth, p).c_str());
   }

@@ -36,15 +36,33 @@ struct OpPhysicsShares {
   // grows on the slow-clocked capped cards and measured worse there (P4 softmax 14.0% -> 15.6%, T4 layer norm
   // 11.1% -> 12.0%, leaving each out) where in time it leaves them within 0.5 point.
   double norm_floor_ms = 0.00310, softmax_floor_ms = 0.00182;
-  // An elementwise op whose working set fits in L2 finds it there on back-to-back calls and streams it at
-  // the L2's rate, which scales with SMs and clock (its slices do), not with DRAM: bytes per clock per SM,
-  // the median over habitat's H100 and H200 elementwise kernels of 0.1-0.9x L2 (data/opdata/*_neusight:
-  // 2.0x and 1.6x their DRAM rates, the same L2). The older GPUs' rows hide it under the call. Softmax
-  // streams from L2 too, held by its code (issue_costs); layer norm does not gain (leaving each Hopper GPU out with
-  // the L2 rate: H100 19.4% -> 23.5%, H200 13.2% -> 18.4%).
-  double l2_bytes_per_clk_per_sm = 23.5;
 };
 inline constexpr OpPhysicsShares op_physics_shares{};
+
+// An elementwise op or a softmax called back to back on the same tensors finds its working set in L2 and
+// streams it at the L2's rate, which scales with SMs and clock (its slices do), not with DRAM. Layer norm does
+// not gain (leaving each Hopper GPU out with the L2 rate: H100 19.4% -> 23.5%, H200 13.2% -> 18.4%); the older
+// GPUs' rows hide it under the call.
+struct L2Reuse {
+  // Bytes per clock per SM from L2 where the whole working set stays there.
+  double bytes_per_clk_per_sm = 37.5;
+  // Not all of a set that fits stays: the share that hits falls as the set grows towards the L2's size, as
+  // 1 - (set / L2)^exponent (0 beyond it). On the H100 and the H200 alike, add's rate falls from the L2's at a
+  // third of L2 to the DRAM's at its full size (hits: 0.93 at 0.35x, 0.8 at 0.55x, 0.5 at 0.75x, 0.15-0.2 at
+  // 0.95x). A step at the full size, before, left sets of 0.1-0.6x L2 15-45% too slow and larger ones too fast.
+  // Both fitted together, least absolute relative error of the byte-bound operators' kernel-timed rows of
+  // 0.1-1x L2 on habitat's H100 and H200 (data/opdata/*_neusight): `habitat-gemm-study --part ops` re-derives
+  // them leaving one GPU out (from the H200 alone: 37.5 and 3.4; from the H100 alone: 32.5 and 2.8).
+  double hit_exponent = 2.6;
+};
+inline constexpr L2Reuse l2_reuse{};
+inline constexpr L2Reuse no_l2_reuse{0, 1};
+
+// The share of a working set of `bytes` that back-to-back calls find in an L2 of `l2_bytes`.
+[[nodiscard]] inline double l2_hit_share(double bytes, double l2_bytes, double exponent) {
+  if (!(l2_bytes > 0) || !(bytes >= 0) || bytes >= l2_bytes) return 0;
+  return 1 - std::pow(bytes / l2_bytes, exponent);
+}
 
 // One timed call of a memory-bound operation (NeuSight's protocol: CUDA events around one call from
 // Python) lasts max(F, lead x F + kernel): part of the host's floor F passes before the kernel starts, the
@@ -125,18 +143,20 @@ inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
   return op_physics_shares.gemm;
 }
 
-// Bytes as DRAM sees them: an elementwise op's or a softmax's working set that fits in L2 moves at the L2's rate
-// (where that is faster), so it counts as bytes x DRAM rate / L2 rate.
-[[nodiscard]] inline double dram_bytes(const OpQuery& q, double bytes, const Device& g, double l2_per_clk_sm) {
-  if ((q.op != ops::OpKind::elementwise && q.op != ops::OpKind::softmax) || bytes > g.l2_mib * 1024 * 1024 || l2_per_clk_sm <= 0) return bytes;
-  const double l2_gbps = l2_per_clk_sm * g.sms * g.load_clock_mhz(Precision::fp32) * 1e-3;
-  return bytes * std::min(1.0, g.sustained_bandwidth_gbps() / l2_gbps);
+// Bytes as DRAM sees them: the share of an elementwise op's or a softmax's working set found in L2 moves at the
+// L2's rate (where that is faster), so it counts as bytes x DRAM rate / L2 rate.
+[[nodiscard]] inline double dram_bytes(const OpQuery& q, double bytes, const Device& g, const L2Reuse& l2) {
+  if ((q.op != ops::OpKind::elementwise && q.op != ops::OpKind::softmax) || l2.bytes_per_clk_per_sm <= 0) return bytes;
+  const double hit = l2_hit_share(bytes, g.l2_mib * 1024 * 1024, l2.hit_exponent);
+  if (hit <= 0) return bytes;
+  const double l2_gbps = l2.bytes_per_clk_per_sm * g.sms * g.load_clock_mhz(Precision::fp32) * 1e-3;
+  return bytes * (1 - hit + hit * std::min(1.0, g.sustained_bandwidth_gbps() / l2_gbps));
 }
 
 // The op's work at what g sustains (ms): the numerator of every physics op time.
-[[nodiscard]] inline double sustained_roofline_ms(const OpQuery& q, const Device& g, double l2_per_clk_sm = 0) {
+[[nodiscard]] inline double sustained_roofline_ms(const OpQuery& q, const Device& g, const L2Reuse& l2 = no_l2_reuse) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  return roofline_sustained(w.flops, dram_bytes(q, w.bytes, g, l2_per_clk_sm), op_precision(q), g).bound_us() / 1e3;
+  return roofline_sustained(w.flops, dram_bytes(q, w.bytes, g, l2), op_precision(q), g).bound_us() / 1e3;
 }
 
 // Convolutions as the implicit GEMM cuDNN runs them: M = batch x the pixels each weight meets (output
@@ -274,23 +294,35 @@ inline constexpr RowLatency softmax_row_latency{};
 // Elementwise operators whose per-element code, not their bytes, bounds them once their working set sits in
 // L2: FP32 pow and division run at 1.07 (pow), 1.11 (pow with a scalar exponent) and 1.28 (div) elements per
 // clock per SM on both the H100 and the H200 with 8-32 MB working sets (the same SMs and clock, 1.4x the
-// DRAM rate: the cap is the SM's; kernel time with its fixed part), where add reaches 1.7-1.9 and the unary
-// ops 2.2-2.6. Taken as thread-instructions at the SM's issue rate (Device::issue_threads_per_clk_per_sm), the
-// cost transfers by SMs x clock. On the older GPUs' DRAM-bound
-// sizes it never binds (A100 pow: 96 G elements/s measured against a 163 G cap). Thread-instructions per
-// element: the median over habitat's H100/H200 rows (data/opdata/*_neusight, CUPTI kernel times, 0.1-0.9x
-// L2, the shortest kernel taken off); `habitat-gemm-study --part ops` re-derives them leaving one GPU out.
+// DRAM rate: the cap is the SM's; kernel time with its fixed part), and the unary ops 2.2-2.6, where the L2's
+// rate (l2_reuse) would stream 4.7 (8 bytes each) and add reaches it. Taken as thread-instructions at the SM's
+// issue rate (Device::issue_threads_per_clk_per_sm), the cost transfers by SMs x clock. On the older GPUs'
+// DRAM-bound sizes it never binds (A100 pow: 96 G elements/s measured against a 163 G cap). Thread-instructions
+// per element: the median over habitat's H100/H200 rows (data/opdata/*_neusight, CUPTI kernel times, 0.1-0.9x
+// L2, the fixed part taken off); `habitat-gemm-study --part ops` re-derives them leaving one GPU out.
+// Pow and division also last longer when small (1.9-2.3 us for a few thousand elements, where add takes 1.0-1.3
+// and the unary ops 1.1-1.5, within the hosts' spread): one thread's chain of loads, its long code and its store.
+// Their fixed part is the median kernel of their configurations under 1 MB (0: the family's, fixed_ms). Leaving
+// each Hopper GPU out, it took their errors from 13-19% to 4-9%.
 struct IssueCost {
   std::string_view op;  // NeuSight's operator name
   double per_element;
+  double fixed_ms = 0;
 };
 // Softmax on the Hopper parts is held by its code too. A row that one warp takes (softmax_warp_max_h) runs at
 // 1.6-1.9 elements per clock per SM with a 16-50 MB working set on both (streamed from L2, 12-14 bytes per clock
-// per SM of input and output, where add reaches 23.5); a longer row runs on a block, whose passes over it (its
+// per SM of input and output, where add reaches 37.5); a longer row runs on a block, whose passes over it (its
 // maximum, its sum, its output) hold it to 0.95-1.0 at every size from 10 MB to 512 MB (2.0 and 2.1 TB/s; warp
 // rows reach 2.6 and 3.4 from DRAM). They bind on the Hopper parts, whose L2 and DRAM outrun them, and on none of
 // the public GPUs' DRAM-bound sizes (the A100 would cap block rows at 1.3 TB/s and runs them at 0.96).
-inline constexpr std::array<IssueCost, 5> issue_costs{{{"pow", 98}, {"powu", 99}, {"div", 80}, {"softmax", 71}, {"softmax_block", 119}}};
+inline constexpr std::array<IssueCost, 8> issue_costs{{{"pow", 75, 0.00192},
+                                                        {"powu", 81, 0.00211},
+                                                        {"div", 53, 0.00205},
+                                                        {"relu", 34.5},
+                                                        {"tanh", 38},
+                                                        {"gelu", 44},
+                                                        {"softmax", 71},
+                                                        {"softmax_block", 119}}};
 
 // The name the op's issue cost goes by: NeuSight's operator name; a softmax's by the kernel its rows take.
 [[nodiscard]] inline std::string_view issue_name(const OpQuery& q) {
@@ -325,6 +357,14 @@ inline constexpr std::array<IssueCost, 5> issue_costs{{{"pow", 98}, {"powu", 99}
   }
 }
 
+// The fixed part of the op's kernels (ms): its operator's where a table of issue costs gives one, else its family's.
+[[nodiscard]] inline double fixed_ms(const OpQuery& q, std::span<const IssueCost> table = issue_costs) {
+  const auto name = issue_name(q);
+  for (const auto& c : table)
+    if (c.op == name && c.fixed_ms > 0) return c.fixed_ms;
+  return fixed_ms(q.op);
+}
+
 // The latency of the op's longest row where one warp runs it (ms; 0 for other ops and rows).
 [[nodiscard]] inline double row_latency_ms(const OpQuery& q, const Device& g, const RowLatency& r = softmax_row_latency) {
   if (q.op != ops::OpKind::softmax || q.dims[1] > softmax_warp_max_h) return 0;
@@ -335,16 +375,16 @@ inline constexpr std::array<IssueCost, 5> issue_costs{{{"pow", 98}, {"powu", 99}
 // efficiency under `conv`), or at its issue cost where that is longer, or one warp's row where that is longer
 // still; never below its bound (at L2 rates for a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
-                                              double l2_per_clk_sm = op_physics_shares.l2_bytes_per_clk_per_sm,
+                                              const L2Reuse& l2 = l2_reuse,
                                               const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1,
                                               const RowLatency& row = softmax_row_latency) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  const double bytes = dram_bytes(q, w.bytes, g, l2_per_clk_sm);
+  const double bytes = dram_bytes(q, w.bytes, g, l2);
   const double bound = op_bound_ms(q, g, w.flops, bytes);
   const double work = conv_like(q.op) ? sustained_compute_ms(q, g) / conv_efficiency(q, g, conv)
                                       : std::max(roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share,
                                                  issue_ms(q, g, issue));
-  return std::max({bound, (fixed >= 0 ? fixed : fixed_ms(q.op)) + work, row_latency_ms(q, g, row)});
+  return std::max({bound, (fixed >= 0 ? fixed : fixed_ms(q)) + work, row_latency_ms(q, g, row)});
 }
 
 // Milliseconds of one timed call of the operation on g (kernels plus the call's overhead).

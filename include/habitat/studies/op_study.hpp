@@ -133,18 +133,52 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return c;
 }
 
-// The L2's rate in bytes per clock per SM, from kernel-timed elementwise rows whose working set is 0.1-0.9x
-// L2 (the call-timed ones hide it): the median of bytes over kernel time less the fixed cost.
-[[nodiscard]] inline double l2_rate(const std::vector<Row>& rows, const Device* leave_out) {
-  std::vector<double> v;
+// The L2's reuse by back-to-back calls (mlp::L2Reuse) from kernel-timed elementwise rows (the call-timed ones
+// hide it), leaving one GPU out. For each hit exponent on a grid: the L2 rate that rows of 0.1-0.5x L2 imply (the
+// median of the bytes that hit over the kernel time left after the fixed part and the misses' DRAM time), and
+// the error of the bytes' time so modelled on the byte-bound operators' rows of 0.1-1x L2; the exponent that
+// errs least wins.
+[[nodiscard]] inline mlp::L2Reuse l2_reuse(const std::vector<Row>& rows, const Device* leave_out) {
+  struct Sample {
+    double bytes, hit_base, kernel_ms, dram_ms, clk_sms;  // hit_base: the set's share of L2
+    bool byte_bound;
+  };
+  std::vector<Sample> samples;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.call_timed || r.q.op != ops::OpKind::elementwise) continue;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
     const double k = r.measured_ms - mlp::op_physics_shares.kernel_floor_ms;
-    if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= mlp::op_physics_shares.kernel_floor_ms) continue;
-    v.push_back(bytes / (k * 1e-3) / (r.gpu->sms * r.gpu->load_clock_mhz(Precision::fp32) * 1e6));
+    if (bytes < 0.1 * l2 || bytes >= l2 || k <= mlp::op_physics_shares.kernel_floor_ms) continue;
+    samples.push_back({bytes, bytes / l2, k, bytes / (r.gpu->sustained_bandwidth_gbps() * 1e6),
+                       r.gpu->sms * r.gpu->load_clock_mhz(Precision::fp32) * 1e3, mlp::issue_cost(r.q) == 0});
   }
-  return detail::median(std::move(v), mlp::op_physics_shares.l2_bytes_per_clk_per_sm);
+  mlp::L2Reuse best = mlp::l2_reuse;
+  double best_err = INFINITY;
+  for (double p = 1.0; p <= 8.0 + 1e-9; p += 0.2)
+    for (double rate = 10; rate <= 60 + 1e-9; rate += 0.5) {
+      double err = 0;
+      for (const auto& s : samples) {
+        if (!s.byte_bound) continue;
+        const double hit = 1 - std::pow(s.hit_base, p);
+        const double model = (1 - hit) * s.dram_ms + hit * std::min(s.dram_ms, s.bytes / (rate * s.clk_sms));
+        err += std::abs(model / s.kernel_ms - 1);
+      }
+      if (err < best_err) best_err = err, best = {rate, p};
+    }
+  return best;
+}
+
+// The fixed part of an entry of mlp::issue_costs that has one: the median kernel of its kernel-timed rows whose
+// working set is under 1 MB, leaving one GPU out (0 for the others, and where there are no such rows).
+[[nodiscard]] inline double issue_fixed_ms(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
+  const auto it = std::find_if(mlp::issue_costs.begin(), mlp::issue_costs.end(), [&](const auto& c) { return c.op == op; });
+  if (it == mlp::issue_costs.end() || !(it->fixed_ms > 0)) return 0;
+  std::vector<double> v;
+  for (const auto& r : rows)
+    if (r.gpu != leave_out && !r.call_timed && r.q.op == ops::OpKind::elementwise && mlp::issue_name(r.q) == op &&
+        ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes < 1e6)
+      v.push_back(r.measured_ms);
+  return detail::median(std::move(v), 0);
 }
 
 // The issue cost per element of an entry of mlp::issue_costs (named as mlp::issue_name names a row), from
@@ -153,11 +187,12 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
 [[nodiscard]] inline double issue_cost(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
   const auto it = std::find_if(mlp::issue_costs.begin(), mlp::issue_costs.end(), [&](const auto& c) { return c.op == op; });
   if (it == mlp::issue_costs.end()) return 0;
+  const double own_fixed = issue_fixed_ms(rows, op, leave_out);
   std::vector<double> v;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.call_timed || mlp::issue_name(r.q) != op) continue;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
-    const double k = r.measured_ms - mlp::fixed_ms(r.q.op);
+    const double k = r.measured_ms - (own_fixed > 0 ? own_fixed : mlp::fixed_ms(r.q.op));
     if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= 0) continue;
     v.push_back(k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * r.gpu->issue_threads_per_clk_per_sm() / (r.q.dims[0] * r.q.dims[1]));
   }
@@ -215,7 +250,7 @@ struct ErrorRow {
   std::size_t n = 0, paired = 0;
   double share = 0;     // the roofline share derived without this GPU (NaN for convolutions: see conv)
   mlp::ConvCoefs conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
-  double l2 = 0;        // the L2 rate (bytes/clk/SM) derived without it
+  mlp::L2Reuse l2;      // the L2's reuse derived without it
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
   std::array<mlp::IssueCost, mlp::issue_costs.size()> issue = mlp::issue_costs;  // issue costs derived without it
   mlp::RowLatency row;  // a softmax warp row's latency (derived without it)
@@ -260,9 +295,9 @@ struct ErrorRow {
     const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
     const Device est = unseen(*g, gpus);
     // The constants that do not depend on the op family, derived without g once.
-    const double l2 = l2_rate(rows, g);
+    const auto l2 = l2_reuse(rows, g);
     auto issue = mlp::issue_costs;
-    for (auto& c : issue) c.per_element = issue_cost(rows, std::string(c.op), g);
+    for (auto& c : issue) c.per_element = issue_cost(rows, std::string(c.op), g), c.fixed_ms = issue_fixed_ms(rows, std::string(c.op), g);
     const auto row = row_latency(rows, g);
     for (const auto& op : study_ops) {
       ErrorRow e;
@@ -273,6 +308,8 @@ struct ErrorRow {
       if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
       e.l2 = l2;
       e.fixed_ms = fixed_ms(rows, kind, g);
+      for (const auto& c : issue)
+        if (c.op == op && c.fixed_ms > 0) e.fixed_ms = c.fixed_ms;
       e.issue = issue;
       e.row = row;
       const auto floor = floor_without(floors, op, g);
