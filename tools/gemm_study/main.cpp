@@ -148,13 +148,18 @@ void ops_part(const Args& a, const Catalog& cat) {
   std::printf("; kernels' fixed part (us) layer_norm %.2f softmax %.2f", opstudy::fixed_ms(rows, ops::OpKind::layer_norm, nullptr) * 1e3,
               opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);
   std::printf("; issue cost (thread-instructions per element)");
-  for (const auto& c : mlp::issue_costs) std::printf(" %s %.0f", std::string(c.op).c_str(), opstudy::issue_cost(rows, std::string(c.op), nullptr));
+  for (const auto& e : mlp::issue_costs) {
+    const auto c = *opstudy::fit_issue_cost(rows, std::string(e.op), nullptr);
+    std::printf(" %s %.1f", std::string(c.op).c_str(), c.per_element);
+    if (c.per_row > 0) std::printf(" + %.0f per row", c.per_row);
+  }
   std::printf(" (their fixed parts, us:");
   for (const auto& c : mlp::issue_costs)
     if (const double f = opstudy::issue_fixed_ms(rows, std::string(c.op), nullptr); f > 0) std::printf(" %s %.2f", std::string(c.op).c_str(), f * 1e3);
   std::printf(")");
-  const auto row = opstudy::row_latency(rows, nullptr);
-  std::printf("; softmax warp row (us + clk/element) %.2f + %.2f", row.base_ms * 1e3, row.clk_per_element);
+  const auto row = opstudy::row_latency(rows, ops::OpKind::softmax, nullptr), norm_row = opstudy::row_latency(rows, ops::OpKind::layer_norm, nullptr);
+  std::printf("; row latency (us + clk/element): softmax warp row %.2f + %.2f, layer norm %.2f + %.2f", row.base_ms * 1e3, row.clk_per_element,
+              norm_row.base_ms * 1e3, norm_row.clk_per_element);
   std::printf("; call floors (us)");
   for (const auto& op : opstudy::study_ops)
     if (const auto f = opstudy::floor_without(floors, op, nullptr)) std::printf(" %s %.1f", op.c_str(), *f * 1e3);

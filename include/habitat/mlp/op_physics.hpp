@@ -39,10 +39,9 @@ struct OpPhysicsShares {
 };
 inline constexpr OpPhysicsShares op_physics_shares{};
 
-// An elementwise op or a softmax called back to back on the same tensors finds its working set in L2 and
-// streams it at the L2's rate, which scales with SMs and clock (its slices do), not with DRAM. Layer norm does
-// not gain (leaving each Hopper GPU out with the L2 rate: H100 19.4% -> 23.5%, H200 13.2% -> 18.4%); the older
-// GPUs' rows hide it under the call.
+// An elementwise op, a softmax or a layer norm called back to back on the same tensors finds its working set in
+// L2 and streams it at the L2's rate, which scales with SMs and clock (its slices do), not with DRAM; softmax and
+// layer norm are then held by their code (issue_costs). The older GPUs' rows hide it under the call.
 struct L2Reuse {
   // Bytes per clock per SM from L2 where the whole working set stays there.
   double bytes_per_clk_per_sm = 37.5;
@@ -143,10 +142,10 @@ inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
   return op_physics_shares.gemm;
 }
 
-// Bytes as DRAM sees them: the share of an elementwise op's or a softmax's working set found in L2 moves at the
+// Bytes as DRAM sees them: the share of an elementwise op's, a softmax's or a layer norm's working set found in L2 moves at the
 // L2's rate (where that is faster), so it counts as bytes x DRAM rate / L2 rate.
 [[nodiscard]] inline double dram_bytes(const OpQuery& q, double bytes, const Device& g, const L2Reuse& l2) {
-  if ((q.op != ops::OpKind::elementwise && q.op != ops::OpKind::softmax) || l2.bytes_per_clk_per_sm <= 0) return bytes;
+  if ((q.op != ops::OpKind::elementwise && q.op != ops::OpKind::softmax && q.op != ops::OpKind::layer_norm) || l2.bytes_per_clk_per_sm <= 0) return bytes;
   const double hit = l2_hit_share(bytes, g.l2_mib * 1024 * 1024, l2.hit_exponent);
   if (hit <= 0) return bytes;
   const double l2_gbps = l2.bytes_per_clk_per_sm * g.sms * g.load_clock_mhz(Precision::fp32) * 1e-3;
@@ -290,6 +289,18 @@ struct RowLatency {
 };
 inline constexpr double softmax_warp_max_h = 2048;
 inline constexpr RowLatency softmax_row_latency{};
+// Layer norm runs a block per row, so a batch of at most one row per SM lasts one row's latency too: on both
+// Hopper GPUs 2.7 us for 384 elements, 3.3 for 768, 3.9 for 1,536 and 5-8 for 2,560-3,584, where the model had
+// the family's 3.1 us fixed part and left such rows 24-45% too fast. The same least squares over the rows of at
+// most one row per SM and over 256 elements: 2.4 us plus 2.7 clocks per element.
+inline constexpr RowLatency norm_row_latency{0.00239, 2.66};
+
+// The row latency of the op's family, where its rows have one (a softmax's where one warp runs a row).
+[[nodiscard]] inline std::optional<RowLatency> family_row_latency(const OpQuery& q) {
+  if (q.op == ops::OpKind::softmax && q.dims[1] <= softmax_warp_max_h) return softmax_row_latency;
+  if (q.op == ops::OpKind::layer_norm) return norm_row_latency;
+  return std::nullopt;
+}
 
 // Elementwise operators whose per-element code, not their bytes, bounds them once their working set sits in
 // L2: FP32 pow and division run at 1.07 (pow), 1.11 (pow with a scalar exponent) and 1.28 (div) elements per
@@ -304,10 +315,16 @@ inline constexpr RowLatency softmax_row_latency{};
 // and the unary ops 1.1-1.5, within the hosts' spread): one thread's chain of loads, its long code and its store.
 // Their fixed part is the median kernel of their configurations under 1 MB (0: the family's, fixed_ms). Leaving
 // each Hopper GPU out, it took their errors from 13-19% to 4-9%.
+// Layer norm is held by its code on Hopper too, at a cost that grows as rows get shorter: each row pays its
+// reductions (per_row, thread-instructions) besides its elements' work. With 5-25 MB working sets both Hopper GPUs
+// run rows of 256-512 elements at 0.7-0.9 elements per clock per SM, 1,024 at 1.2-1.3 and 4,096 at 1.4 (the same
+// on 1.4x the DRAM rate: the SM's limit); beyond L2 the H100 falls to its DRAM (1.0-1.1) and the H200 stays near
+// the cap (1.2-1.4). Least squares of issue slots per element on 1 / row length over the rows of 0.1-0.5x L2.
 struct IssueCost {
   std::string_view op;  // NeuSight's operator name
   double per_element;
   double fixed_ms = 0;
+  double per_row = 0;
 };
 // Softmax on the Hopper parts is held by its code too. A row that one warp takes (softmax_warp_max_h) runs at
 // 1.6-1.9 elements per clock per SM with a 16-50 MB working set on both (streamed from L2, 12-14 bytes per clock
@@ -315,27 +332,29 @@ struct IssueCost {
 // maximum, its sum, its output) hold it to 0.95-1.0 at every size from 10 MB to 512 MB (2.0 and 2.1 TB/s; warp
 // rows reach 2.6 and 3.4 from DRAM). They bind on the Hopper parts, whose L2 and DRAM outrun them, and on none of
 // the public GPUs' DRAM-bound sizes (the A100 would cap block rows at 1.3 TB/s and runs them at 0.96).
-inline constexpr std::array<IssueCost, 8> issue_costs{{{"pow", 75, 0.00192},
+inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
                                                         {"powu", 81, 0.00211},
                                                         {"div", 53, 0.00205},
                                                         {"relu", 34.5},
                                                         {"tanh", 38},
                                                         {"gelu", 44},
+                                                        {"ln", 90.7, 0, 22400},
                                                         {"softmax", 71},
                                                         {"softmax_block", 119}}};
 
 // The name the op's issue cost goes by: NeuSight's operator name; a softmax's by the kernel its rows take.
 [[nodiscard]] inline std::string_view issue_name(const OpQuery& q) {
   if (q.op == ops::OpKind::softmax) return q.dims[1] > softmax_warp_max_h ? "softmax_block" : "softmax";
+  if (q.op == ops::OpKind::layer_norm) return "ln";
   return q.op == ops::OpKind::elementwise ? floor_op_name(q) : std::string_view{};
 }
 
-// The op's issue cost per element in a table of them (0: its bytes bound it).
+// The op's issue cost per element in a table of them, its rows' share included (0: its bytes bound it).
 [[nodiscard]] inline double issue_cost(const OpQuery& q, std::span<const IssueCost> table = issue_costs) {
   const auto name = issue_name(q);
   if (name.empty()) return 0;
   for (const auto& c : table)
-    if (c.op == name) return c.per_element;
+    if (c.op == name) return c.per_element + c.per_row / std::max(q.dims[1], 1.0);
   return 0;
 }
 
@@ -365,19 +384,22 @@ inline constexpr std::array<IssueCost, 8> issue_costs{{{"pow", 75, 0.00192},
   return fixed_ms(q.op);
 }
 
-// The latency of the op's longest row where one warp runs it (ms; 0 for other ops and rows).
-[[nodiscard]] inline double row_latency_ms(const OpQuery& q, const Device& g, const RowLatency& r = softmax_row_latency) {
-  if (q.op != ops::OpKind::softmax || q.dims[1] > softmax_warp_max_h) return 0;
-  return r.base_ms + std::max(q.dims[1], 0.0) * r.clk_per_element / (g.load_clock_mhz(Precision::fp32) * 1e3);
+// The latency of the op's longest row (ms) with the given constants, or its family's; 0 for ops and rows that
+// have none (family_row_latency).
+[[nodiscard]] inline double row_latency_ms(const OpQuery& q, const Device& g, std::optional<RowLatency> r = std::nullopt) {
+  const auto family = family_row_latency(q);
+  if (!family) return 0;
+  const RowLatency& c = r ? *r : *family;
+  return c.base_ms + std::max(q.dims[1], 0.0) * c.clk_per_element / (g.load_clock_mhz(Precision::fp32) * 1e3);
 }
 
 // Milliseconds of the op's kernels on g at a given share of the sustained roofline (a convolution: at its
-// efficiency under `conv`), or at its issue cost where that is longer, or one warp's row where that is longer
-// still; never below its bound (at L2 rates for a working set that stays there).
+// efficiency under `conv`), or at its issue cost where that is longer, or one row's latency where that is
+// longer still (`row`: the family's constants unless given); never below its bound (at L2 rates for a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
                                               const L2Reuse& l2 = l2_reuse,
                                               const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1,
-                                              const RowLatency& row = softmax_row_latency) {
+                                              std::optional<RowLatency> row = std::nullopt) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   const double bytes = dram_bytes(q, w.bytes, g, l2);
   const double bound = op_bound_ms(q, g, w.flops, bytes);

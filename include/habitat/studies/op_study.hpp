@@ -181,36 +181,58 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return detail::median(std::move(v), 0);
 }
 
-// The issue cost per element of an entry of mlp::issue_costs (named as mlp::issue_name names a row), from
-// kernel-timed rows whose working set is 0.1-0.9x L2: the median of the kernel time less its fixed part, in the
-// SM's issue slots, per element; 0 for the names that have none.
-[[nodiscard]] inline double issue_cost(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
+// The issue cost of an entry of mlp::issue_costs (named as mlp::issue_name names a row), from kernel-timed rows
+// whose working set is 0.1-0.9x L2 (0.1-0.5x for an entry with a cost per row): in the SM's issue slots per
+// element, the kernel time less its fixed part; the median, or for an entry with a cost per row the least
+// squares line on 1 / row length (its intercept per element, its slope per row). The shipped entry where there
+// are no rows; nullopt for the names that have none.
+[[nodiscard]] inline std::optional<mlp::IssueCost> fit_issue_cost(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
   const auto it = std::find_if(mlp::issue_costs.begin(), mlp::issue_costs.end(), [&](const auto& c) { return c.op == op; });
-  if (it == mlp::issue_costs.end()) return 0;
-  const double own_fixed = issue_fixed_ms(rows, op, leave_out);
+  if (it == mlp::issue_costs.end()) return std::nullopt;
+  mlp::IssueCost c = *it;
+  c.fixed_ms = issue_fixed_ms(rows, op, leave_out);
+  const bool per_row = it->per_row > 0;
   std::vector<double> v;
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.call_timed || mlp::issue_name(r.q) != op) continue;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
-    const double k = r.measured_ms - (own_fixed > 0 ? own_fixed : mlp::fixed_ms(r.q.op));
-    if (bytes < 0.1 * l2 || bytes > 0.9 * l2 || k <= 0) continue;
-    v.push_back(k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * r.gpu->issue_threads_per_clk_per_sm() / (r.q.dims[0] * r.q.dims[1]));
+    const double k = r.measured_ms - (c.fixed_ms > 0 ? c.fixed_ms : mlp::fixed_ms(r.q.op));
+    if (bytes < 0.1 * l2 || bytes > (per_row ? 0.5 : 0.9) * l2 || k <= 0) continue;
+    const double y = k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * r.gpu->issue_threads_per_clk_per_sm() / (r.q.dims[0] * r.q.dims[1]);
+    const double x = 1 / r.q.dims[1];
+    v.push_back(y);
+    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }
-  return detail::median(std::move(v), it->per_element);
+  if (!per_row) {
+    c.per_element = detail::median(std::move(v), it->per_element);
+  } else if (n >= 2 && n * sxx - sx * sx > 0) {
+    c.per_row = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    c.per_element = (sy - c.per_row * sx) / n;
+  }
+  return c;
 }
 
-// The latency of a softmax row run by one warp (mlp::RowLatency): least squares of kernel time on the row's
-// length in SM clocks, over kernel-timed rows of at most one row per SM and 256 to softmax_warp_max_h elements.
-[[nodiscard]] inline mlp::RowLatency row_latency(const std::vector<Row>& rows, const Device* leave_out) {
+// The issue cost per element of an entry of mlp::issue_costs (fit_issue_cost); 0 for the names that have none.
+[[nodiscard]] inline double issue_cost(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
+  const auto c = fit_issue_cost(rows, op, leave_out);
+  return c ? c->per_element : 0;
+}
+
+// The latency of a row of the family's kernels (mlp::RowLatency; a softmax's where one warp runs a row): least
+// squares of kernel time on the row's length in SM clocks, over kernel-timed rows of at most one row per SM and over
+// 256 elements (softmax: up to softmax_warp_max_h). The shipped constants where there are too few rows.
+[[nodiscard]] inline mlp::RowLatency row_latency(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
+  const mlp::RowLatency shipped = kind == ops::OpKind::layer_norm ? mlp::norm_row_latency : mlp::softmax_row_latency;
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& r : rows) {
-    if (r.gpu == leave_out || r.call_timed || r.q.op != ops::OpKind::softmax) continue;
-    if (r.q.dims[0] > r.gpu->sms || r.q.dims[1] <= 256 || r.q.dims[1] > mlp::softmax_warp_max_h) continue;
+    if (r.gpu == leave_out || r.call_timed || r.q.op != kind || !mlp::family_row_latency(r.q)) continue;
+    if (r.q.dims[0] > r.gpu->sms || r.q.dims[1] <= 256) continue;
     const double x = r.q.dims[1] / (r.gpu->load_clock_mhz(Precision::fp32) * 1e3), y = r.measured_ms;
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }
   const double det = n * sxx - sx * sx;
-  if (n < 10 || !(det > 0)) return mlp::softmax_row_latency;
+  if (n < 10 || !(det > 0)) return shipped;
   const double slope = (n * sxy - sx * sy) / det;
   return {(sy - slope * sx) / n, slope};
 }
@@ -253,7 +275,7 @@ struct ErrorRow {
   mlp::L2Reuse l2;      // the L2's reuse derived without it
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
   std::array<mlp::IssueCost, mlp::issue_costs.size()> issue = mlp::issue_costs;  // issue costs derived without it
-  mlp::RowLatency row;  // a softmax warp row's latency (derived without it)
+  mlp::RowLatency row;  // a row's latency (softmax, layer norm: derived without it)
   double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
   // The model with the GPU's own host floor (a fact of the machine it was timed on, not of the GPU): what is
@@ -297,8 +319,7 @@ struct ErrorRow {
     // The constants that do not depend on the op family, derived without g once.
     const auto l2 = l2_reuse(rows, g);
     auto issue = mlp::issue_costs;
-    for (auto& c : issue) c.per_element = issue_cost(rows, std::string(c.op), g), c.fixed_ms = issue_fixed_ms(rows, std::string(c.op), g);
-    const auto row = row_latency(rows, g);
+    for (auto& c : issue) c = *fit_issue_cost(rows, std::string(c.op), g);
     for (const auto& op : study_ops) {
       ErrorRow e;
       e.gpu = g->name, e.op = op;
@@ -311,7 +332,7 @@ struct ErrorRow {
       for (const auto& c : issue)
         if (c.op == op && c.fixed_ms > 0) e.fixed_ms = c.fixed_ms;
       e.issue = issue;
-      e.row = row;
+      e.row = row_latency(rows, kind, g);
       const auto floor = floor_without(floors, op, g);
       const auto own = floors.find({g, op});
       double own_sum = 0;
