@@ -91,3 +91,39 @@ TEST_CASE("tile model: a single GEMM that leaves SMs idle splits its K but a bat
     CHECK(gemm::estimate(full, g, gemm::fitted).us == Approx(gemm::estimate(full_batched, g, gemm::fitted).us));
   }
 }
+
+TEST_CASE("tile model: a deeper or wider GEMM never runs faster - split-K included - on every catalog GPU", "[tile][physics]") {
+  // Shapes whose tiles leave SMs idle, so split-K is in play; K, M and N swept finely across where the number of
+  // slices changes. More work must never take less time (a gate on the slices' depth once made K 1023 -> 1024 22%
+  // faster), in FP32 and in BF16, timed alone or in a step.
+  const Catalog cat = Catalog::builtin();
+  for (const auto& g : cat.devices()) {
+    INFO(g.name);
+    for (const Precision p : {Precision::fp32, Precision::bf16}) {
+      if (p == Precision::bf16 && !(g.tensor.bf16 > 0)) continue;
+      for (const bool alone : {false, true}) {
+        for (const double mn : {16.0, 64.0, 256.0}) {
+          double last = 0;
+          for (double k = 32; k <= 70000; k *= 1.05) {
+            gemm::Shape s{1, mn, 4 * mn, std::floor(k), true, false, alone};
+            s.precision = p, s.elem_bytes = p == Precision::bf16 ? 2 : 4;
+            const double t = gemm::estimate(s, g, gemm::fitted).us;
+            INFO("M " << mn << " K " << s.k << (alone ? " timed alone" : ""));
+            REQUIRE(std::isfinite(t));
+            REQUIRE(t >= last * (1 - 1e-9));
+            last = t;
+          }
+        }
+        double last = 0;
+        for (double m = 1; m <= 20000; m *= 1.1) {
+          gemm::Shape s{1, std::floor(m), 1024, 8192, true, false, alone};
+          s.precision = p, s.elem_bytes = p == Precision::bf16 ? 2 : 4;
+          const double t = gemm::estimate(s, g, gemm::fitted).us;
+          INFO("M " << s.m << (alone ? " timed alone" : ""));
+          REQUIRE(t >= last * (1 - 1e-9));
+          last = t;
+        }
+      }
+    }
+  }
+}

@@ -249,7 +249,7 @@ struct ConvModel {
   double k_half = 256;    // reduction depth at which the K loop is half the tile's time (LOGO flat at 64-1024)
   // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most 2600).
   double max_waves = 2600;
-  ConvCoefs coefs{-0.462, 0.371, 0.976, 0.317, 0.433};  // intercept, q, depth, waves, algorithm
+  ConvCoefs coefs{-0.461, 0.372, 0.979, 0.317, 0.430};  // intercept, q, depth, waves, algorithm
 };
 inline constexpr ConvModel conv_model{};
 

@@ -45,9 +45,11 @@ struct Params {
   double issue_share = 1;  // main-loop share left on SIMT lanes where issue, not lanes, limits (fp32_issue_limited)
 };
 
-// The shortest K slice a split-K GEMM gives each tile (cuBLAS's splits keep a few hundred of K per slice), and
-// the most slices.
-inline constexpr double split_k_min_depth = 256, split_k_max = 8;
+// The most slices a split-K GEMM cuts K into, and the bytes of one partial output element (the slices accumulate
+// in FP32 whatever the operands' precision). No shortest slice: a gate on K (there was one at 256) made a deeper
+// GEMM faster where it crossed it (16x64 tiles, K 1023 -> 1024: 22%); a short slice pays through the main loop's
+// efficiency (k_half) instead.
+inline constexpr double split_k_max = 8, split_k_partial_bytes = 4;
 
 struct Tile {
   double tm, tn;
@@ -85,14 +87,14 @@ struct Estimate {
     // tiles of their own (cuBLAS's sliced/splitK and largek kernels), each slice's partial output written and
     // summed by a second kernel: a shorter loop on more SMs, against that traffic and the second kernel's fixed
     // time. Batched GEMMs fill the GPU with their batch instead (no split kernels in the public bmm timings).
-    for (double split = 1; split == 1 || (may_split && split <= split_k_max && tiles * split <= slots && s.k / split >= split_k_min_depth); split *= 2) {
+    for (double split = 1; split == 1 || (may_split && split <= split_k_max && tiles * split <= slots); split *= 2) {
       const double n = tiles * split, depth = s.k / split;
       // Tiles on the busiest SM: full waves of per_sm each, then the last partial wave spread over the SMs.
       const double full = std::floor(n / slots);
       const double load = full * per_sm + std::ceil((n - full * slots) / g.sms);
       const double eff = kappa * layout * issue * p.e_max * (depth / (depth + p.k_half)) * intensity;
       const double t_math = load * 2 * t.tm * t.tn * depth / (rate_sm * std::min(eff, 1.0));
-      const double partials = split > 1 ? (2 * split + 1) * s.batch * s.m * s.n * s.elem_bytes : 0;
+      const double partials = split > 1 ? 2 * split * s.batch * s.m * s.n * split_k_partial_bytes : 0;
       const double kernels = split > 1 ? 2 : 1;
       const double us = std::max(t_math, t_mem) + partials / (g.sustained_bandwidth_gbps() * 1e3 * p.e_mem) + kernels * p.fixed_cycles / clock_mhz;
       if (us < best.us) best = {us, t, std::ceil(n / slots)};
