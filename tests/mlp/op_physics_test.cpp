@@ -355,3 +355,69 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
     }
   }
 }
+
+TEST_CASE("physics op model in BF16: the H200's memory-bound operators from constants derived in FP32 without it", "[physics][accuracy][bf16]") {
+  // data/opdata/h200_neusight_bf16: NeuSight's configurations of layer norm, softmax and the eleven elementwise
+  // operators on BF16 tensors, CUPTI kernel times on an H200 (measure_neusight_ops.py --dtype bf16). Every
+  // constant of the model was derived from FP32 rows, and here without the H200's own: a check that the physics
+  // (bytes, L2 reuse, issue costs, rows' latency) carries to another precision. Baselines: the same
+  // configuration's FP32 kernel time on the H200 (same time), and that times the ratio of the bytes moved.
+  if (!HABITAT_SHARED_PRESENT) {
+    WARN("skipped: the constants are derived from NeuSight's public timings in ../shared");
+    return;
+  }
+  const Catalog cat = Catalog::builtin();
+  const auto rows = public_rows(cat);
+  const auto& h200 = cat.at("H200");
+  const auto bf16 = habitat::opstudy::load_folder(fs::path(HABITAT_FIXTURES) / ".." / "data" / "opdata" / "h200_neusight_bf16", h200);
+  REQUIRE(bf16.size() > 20000);
+  std::map<std::string, habitat::opstudy::ErrorRow> left_out;
+  for (const auto& e : habitat::opstudy::leave_one_gpu_out(rows, cat))
+    if (e.gpu == "H200") left_out[e.op] = e;
+  using Key = std::pair<std::string, habitat::ops::Dims>;
+  std::map<Key, double> fp32_ms;
+  for (const auto& r : rows)
+    if (r.gpu == &h200) fp32_ms[{r.op, r.q.dims}] = r.measured_ms;
+  const habitat::Device unseen = habitat::opstudy::unseen(h200, habitat::opstudy::gpus_of(rows));
+  struct Acc {
+    int n = 0;
+    double model = 0, signed_model = 0, same = 0, bytes = 0;
+  };
+  std::map<std::string, Acc> by;
+  for (const auto& r : bf16) {
+    REQUIRE(r.q.dtype == habitat::ops::DataType::bf16);
+    const auto fp = fp32_ms.find({r.op, r.q.dims});
+    if (fp == fp32_ms.end()) continue;
+    auto q32 = r.q;
+    q32.dtype = habitat::ops::DataType::fp32;
+    const double byte_ratio = habitat::ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes /
+                              habitat::ops::op_work(q32.op, q32.dims, q32.dtype, q32.pass).bytes;
+    const double model = left_out.at(r.op).kernel_ms(r.q, unseen);
+    REQUIRE(std::isfinite(model));
+    Acc& a = by[r.op];
+    ++a.n;
+    a.model += std::abs(model / r.measured_ms - 1);
+    a.signed_model += model / r.measured_ms - 1;
+    a.same += std::abs(fp->second / r.measured_ms - 1);
+    a.bytes += std::abs(fp->second * byte_ratio / r.measured_ms - 1);
+  }
+  std::printf("\nH200, BF16 tensors, kernel time, MAPE: physics model (FP32 constants, H200 left out; its mean signed error) | FP32 time | FP32 time x byte ratio\n");
+  double sum = 0, sum_same = 0, sum_bytes = 0;
+  for (const auto& [op, a] : by) {
+    std::printf("  %-8s n=%4d  %6.1f%% (%+6.1f%%) | %6.1f%% | %6.1f%%\n", op.c_str(), a.n, 100 * a.model / a.n, 100 * a.signed_model / a.n, 100 * a.same / a.n,
+                100 * a.bytes / a.n);
+    sum += a.model / a.n, sum_same += a.same / a.n, sum_bytes += a.bytes / a.n;
+  }
+  const double k = double(by.size());
+  std::printf("  mean of %zu operators: %.1f%% | %.1f%% | %.1f%%\n", by.size(), 100 * sum / k, 100 * sum_same / k, 100 * sum_bytes / k);
+  REQUIRE(by.size() == 13);
+  CHECK(sum / k < sum_bytes / k);
+  CHECK(sum / k < sum_same / k);
+  // The byte-bound operators carry within 8% (measured 6.5-7.3%). Layer norm, relu and tanh do not (+35%, +26%,
+  // +13%): their issue costs were fitted per element in FP32, and part of them is per 16-byte vector, which holds 8
+  // BF16 elements (ATen's vectorized_elementwise_kernel<8>) where it holds 4 FP32 ones (README: what is left).
+  for (const char* op : {"add", "addu", "mul", "mulu", "divu"}) {
+    INFO(op << ": " << by[op].model / by[op].n);
+    CHECK(by[op].model / by[op].n < 0.08);
+  }
+}

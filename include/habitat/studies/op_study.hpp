@@ -46,7 +46,7 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   for (const auto& f : t.rows) {
     const auto us = t.latency_us(f);
     if (!us) continue;
-    Row r{&gpu, op, {*kind, ops::Pass::forward, ops::DataType::fp32, {}}, *us / 1e3, t.neusight};
+    Row r{&gpu, op, {*kind, ops::Pass::forward, t.dtype, {}}, *us / 1e3, t.neusight};
     bool ok = true;
     for (std::size_t i = 0; i < dim_col.size(); ++i) {
       const auto v = habitat::detail::parse_csv_number(f[static_cast<std::size_t>(dim_col[i])]);
@@ -63,6 +63,15 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   std::vector<Row> rows;
   for (const auto& op : study_ops)
     study::for_each_table(cat, public_dir, opdata_dir, op, [&](const study::Table& t, const Device& g) { load_table(t, op, g, rows); });
+  return rows;
+}
+
+// The memory-bound operators' rows of one folder of habitat's measurements (measure_neusight_ops.py's layout,
+// in the precision its header names), as measured on `gpu`.
+[[nodiscard]] inline std::vector<Row> load_folder(const std::filesystem::path& dir, const Device& gpu) {
+  std::vector<Row> rows;
+  for (const auto& op : study_ops)
+    if (const auto f = dir / (op + ".csv"); op != "conv" && std::filesystem::exists(f)) load_table(study::read_table(f.string()), op, gpu, rows);
   return rows;
 }
 

@@ -12,6 +12,7 @@
 
 #include "habitat/detail/csv.hpp"
 #include "habitat/device/catalog.hpp"
+#include "habitat/ops/dtype.hpp"
 
 namespace habitat::study {
 
@@ -21,6 +22,7 @@ struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   bool neusight = false;  // NeuSight's layout (Latency, ms per call) rather than habitat's (kernel_sum_us)
+  ops::DataType dtype = ops::DataType::fp32;  // the memory-bound operators' tensors (habitat's header names it)
   int latency_col = -1, status_col = -1;
 
   [[nodiscard]] int find(std::string_view name) const {
@@ -50,6 +52,7 @@ struct Table {
   std::size_t n = 0;
   while (std::getline(in, line)) {
     ++n;
+    if (line.rfind("# habitat.neusight-opdata", 0) == 0 && line.find(" bf16 ") != std::string::npos) t.dtype = ops::DataType::bf16;
     if (line.empty() || line[0] == '#') continue;
     auto f = habitat::detail::split_csv_line(line, path, n);
     if (t.header.empty()) t.header = std::move(f);
