@@ -335,10 +335,10 @@ struct IssueCost {
 inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
                                                         {"powu", 81, 0.00211},
                                                         {"div", 53, 0.00205},
-                                                        {"relu", 34.5},
-                                                        {"tanh", 38},
-                                                        {"gelu", 44},
-                                                        {"ln", 90.7, 0, 22400},
+                                                        {"relu", 34},
+                                                        {"tanh", 37.3},
+                                                        {"gelu", 43.8},
+                                                        {"ln", 90.6, 0, 22400},
                                                         {"softmax", 71},
                                                         {"softmax_block", 119}}};
 
@@ -349,13 +349,18 @@ inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
   return q.op == ops::OpKind::elementwise ? floor_op_name(q) : std::string_view{};
 }
 
+// The entry of a table of issue costs by its name; nullptr where there is none.
+[[nodiscard]] inline const IssueCost* find_issue_cost(std::string_view name, std::span<const IssueCost> table = issue_costs) {
+  if (name.empty()) return nullptr;
+  for (const auto& c : table)
+    if (c.op == name) return &c;
+  return nullptr;
+}
+
 // The op's issue cost per element in a table of them, its rows' share included (0: its bytes bound it).
 [[nodiscard]] inline double issue_cost(const OpQuery& q, std::span<const IssueCost> table = issue_costs) {
-  const auto name = issue_name(q);
-  if (name.empty()) return 0;
-  for (const auto& c : table)
-    if (c.op == name) return c.per_element + c.per_row / std::max(q.dims[1], 1.0);
-  return 0;
+  const auto* c = find_issue_cost(issue_name(q), table);
+  return c ? c->per_element + c->per_row / std::max(q.dims[1], 1.0) : 0;
 }
 
 // Milliseconds the op's per-element code takes at g's issue rate (per_element < 0: the op's constant).
@@ -378,10 +383,8 @@ inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
 
 // The fixed part of the op's kernels (ms): its operator's where a table of issue costs gives one, else its family's.
 [[nodiscard]] inline double fixed_ms(const OpQuery& q, std::span<const IssueCost> table = issue_costs) {
-  const auto name = issue_name(q);
-  for (const auto& c : table)
-    if (c.op == name && c.fixed_ms > 0) return c.fixed_ms;
-  return fixed_ms(q.op);
+  const auto* c = find_issue_cost(issue_name(q), table);
+  return c && c->fixed_ms > 0 ? c->fixed_ms : fixed_ms(q.op);
 }
 
 // The latency of the op's longest row (ms) with the given constants, or its family's; 0 for ops and rows that

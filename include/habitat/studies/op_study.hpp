@@ -15,6 +15,7 @@
 
 #include <Eigen/Dense>
 
+#include "habitat/detail/line_fit.hpp"
 #include "habitat/detail/quantile.hpp"
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_physics.hpp"
@@ -142,34 +143,55 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return c;
 }
 
-// The L2's reuse by back-to-back calls (mlp::L2Reuse) from kernel-timed elementwise rows (the call-timed ones
-// hide it), leaving one GPU out. For each hit exponent on a grid: the L2 rate that rows of 0.1-0.5x L2 imply (the
-// median of the bytes that hit over the kernel time left after the fixed part and the misses' DRAM time), and
-// the error of the bytes' time so modelled on the byte-bound operators' rows of 0.1-1x L2; the exponent that
-// errs least wins.
+// The median kernel of kernel-timed rows that `keep` accepts, leaving one GPU out; `otherwise` where there are none.
+template <class Keep>
+[[nodiscard]] inline double median_kernel_ms(const std::vector<Row>& rows, const Device* leave_out, Keep keep, double otherwise) {
+  std::vector<double> v;
+  for (const auto& r : rows)
+    if (r.gpu != leave_out && !r.call_timed && keep(r)) v.push_back(r.measured_ms);
+  return detail::median(std::move(v), otherwise);
+}
+
+// The fixed part of a family's kernels (mlp::fixed_ms), leaving one GPU out: a layer norm's or softmax's, the median
+// kernel of rows whose working set is under 1 MB; an elementwise kernel's, the shortest kernel's (the median `add`
+// kernel of configurations under 20k elements); the shipped one for the other families.
+[[nodiscard]] inline double fixed_ms(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
+  const double shipped = mlp::fixed_ms(kind);
+  if (kind == ops::OpKind::elementwise)
+    return median_kernel_ms(rows, leave_out, [](const Row& r) { return r.op == "add" && r.q.dims[0] * r.q.dims[1] < 20000; }, shipped);
+  if (kind != ops::OpKind::layer_norm && kind != ops::OpKind::softmax) return shipped;
+  return median_kernel_ms(
+      rows, leave_out, [kind](const Row& r) { return r.q.op == kind && ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes < 1e6; }, shipped);
+}
+
+// The L2's reuse by back-to-back calls (mlp::L2Reuse) from the kernel-timed rows of the elementwise operators
+// without an issue cost (their bytes bound them; the call-timed rows hide it) whose working set is 0.1-1x L2,
+// leaving one GPU out: the L2 rate and hit exponent, together on a grid, whose bytes' time (mlp::dram_bytes at the
+// GPU's bandwidth, after the family's fixed part) errs least. Rate and exponent trade against each other: the pair
+// fitted on both GPUs need not lie between those fitted on each. The shipped pair where there are no such rows.
 [[nodiscard]] inline mlp::L2Reuse l2_reuse(const std::vector<Row>& rows, const Device* leave_out) {
+  const double fixed = fixed_ms(rows, ops::OpKind::elementwise, leave_out);
   struct Sample {
-    double bytes, hit_base, kernel_ms, dram_ms, clk_sms;  // hit_base: the set's share of L2
-    bool byte_bound;
+    const Row* row;
+    double bytes, kernel_ms;
   };
   std::vector<Sample> samples;
   for (const auto& r : rows) {
-    if (r.gpu == leave_out || r.call_timed || r.q.op != ops::OpKind::elementwise) continue;
+    if (r.gpu == leave_out || r.call_timed || r.q.op != ops::OpKind::elementwise || mlp::find_issue_cost(mlp::issue_name(r.q))) continue;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
-    const double k = r.measured_ms - mlp::op_physics_shares.kernel_floor_ms;
-    if (bytes < 0.1 * l2 || bytes >= l2 || k <= mlp::op_physics_shares.kernel_floor_ms) continue;
-    samples.push_back({bytes, bytes / l2, k, bytes / (r.gpu->sustained_bandwidth_gbps() * 1e6),
-                       r.gpu->sms * r.gpu->load_clock_mhz(Precision::fp32) * 1e3, mlp::issue_cost(r.q) == 0});
+    const double k = r.measured_ms - fixed;
+    if (bytes < 0.1 * l2 || bytes >= l2 || k <= fixed) continue;
+    samples.push_back({&r, bytes, k});
   }
+  if (samples.empty()) return mlp::l2_reuse;
   mlp::L2Reuse best = mlp::l2_reuse;
   double best_err = INFINITY;
   for (double p = 1.0; p <= 8.0 + 1e-9; p += 0.2)
     for (double rate = 10; rate <= 60 + 1e-9; rate += 0.5) {
       double err = 0;
       for (const auto& s : samples) {
-        if (!s.byte_bound) continue;
-        const double hit = 1 - std::pow(s.hit_base, p);
-        const double model = (1 - hit) * s.dram_ms + hit * std::min(s.dram_ms, s.bytes / (rate * s.clk_sms));
+        const Device& g = *s.row->gpu;
+        const double model = mlp::dram_bytes(s.row->q, s.bytes, g, {rate, p}) / (g.sustained_bandwidth_gbps() * 1e6);
         err += std::abs(model / s.kernel_ms - 1);
       }
       if (err < best_err) best_err = err, best = {rate, p};
@@ -180,14 +202,12 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
 // The fixed part of an entry of mlp::issue_costs that has one: the median kernel of its kernel-timed rows whose
 // working set is under 1 MB, leaving one GPU out (0 for the others, and where there are no such rows).
 [[nodiscard]] inline double issue_fixed_ms(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
-  const auto it = std::find_if(mlp::issue_costs.begin(), mlp::issue_costs.end(), [&](const auto& c) { return c.op == op; });
-  if (it == mlp::issue_costs.end() || !(it->fixed_ms > 0)) return 0;
-  std::vector<double> v;
-  for (const auto& r : rows)
-    if (r.gpu != leave_out && !r.call_timed && r.q.op == ops::OpKind::elementwise && mlp::issue_name(r.q) == op &&
-        ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes < 1e6)
-      v.push_back(r.measured_ms);
-  return detail::median(std::move(v), 0);
+  const auto* c = mlp::find_issue_cost(op);
+  if (!c || !(c->fixed_ms > 0)) return 0;
+  return median_kernel_ms(
+      rows, leave_out,
+      [&op](const Row& r) { return r.q.op == ops::OpKind::elementwise && mlp::issue_name(r.q) == op && ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes < 1e6; },
+      0);
 }
 
 // The issue cost of an entry of mlp::issue_costs (named as mlp::issue_name names a row), from kernel-timed rows
@@ -196,28 +216,28 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
 // squares line on 1 / row length (its intercept per element, its slope per row). The shipped entry where there
 // are no rows; nullopt for the names that have none.
 [[nodiscard]] inline std::optional<mlp::IssueCost> fit_issue_cost(const std::vector<Row>& rows, const std::string& op, const Device* leave_out) {
-  const auto it = std::find_if(mlp::issue_costs.begin(), mlp::issue_costs.end(), [&](const auto& c) { return c.op == op; });
-  if (it == mlp::issue_costs.end()) return std::nullopt;
+  const auto* it = mlp::find_issue_cost(op);
+  if (!it) return std::nullopt;
   mlp::IssueCost c = *it;
   c.fixed_ms = issue_fixed_ms(rows, op, leave_out);
   const bool per_row = it->per_row > 0;
+  const auto kind = op == "ln" ? ops::OpKind::layer_norm : op.starts_with("softmax") ? ops::OpKind::softmax : ops::OpKind::elementwise;
+  const double fixed = c.fixed_ms > 0 ? c.fixed_ms : fixed_ms(rows, kind, leave_out);
   std::vector<double> v;
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  detail::LineFit fit;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.call_timed || mlp::issue_name(r.q) != op) continue;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
-    const double k = r.measured_ms - (c.fixed_ms > 0 ? c.fixed_ms : mlp::fixed_ms(r.q.op));
+    const double k = r.measured_ms - fixed;
     if (bytes < 0.1 * l2 || bytes > (per_row ? 0.5 : 0.9) * l2 || k <= 0) continue;
     const double y = k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * r.gpu->issue_threads_per_clk_per_sm() / (r.q.dims[0] * r.q.dims[1]);
-    const double x = 1 / r.q.dims[1];
     v.push_back(y);
-    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    fit.add(1 / r.q.dims[1], y);
   }
   if (!per_row) {
     c.per_element = detail::median(std::move(v), it->per_element);
-  } else if (n >= 2 && n * sxx - sx * sx > 0) {
-    c.per_row = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-    c.per_element = (sy - c.per_row * sx) / n;
+  } else if (const auto line = fit.line()) {
+    c.per_element = line->intercept, c.per_row = line->slope;
   }
   return c;
 }
@@ -233,28 +253,14 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
 // 256 elements (softmax: up to softmax_warp_max_h). The shipped constants where there are too few rows.
 [[nodiscard]] inline mlp::RowLatency row_latency(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
   const mlp::RowLatency shipped = kind == ops::OpKind::layer_norm ? mlp::norm_row_latency : mlp::softmax_row_latency;
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  detail::LineFit fit;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.call_timed || r.q.op != kind || !mlp::family_row_latency(r.q)) continue;
     if (r.q.dims[0] > r.gpu->sms || r.q.dims[1] <= 256) continue;
-    const double x = r.q.dims[1] / (r.gpu->load_clock_mhz(Precision::fp32) * 1e3), y = r.measured_ms;
-    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    fit.add(r.q.dims[1] / (r.gpu->load_clock_mhz(Precision::fp32) * 1e3), r.measured_ms);
   }
-  const double det = n * sxx - sx * sx;
-  if (n < 10 || !(det > 0)) return shipped;
-  const double slope = (n * sxy - sx * sy) / det;
-  return {(sy - slope * sx) / n, slope};
-}
-
-// The fixed part of a layer norm's or softmax's kernels (mlp::fixed_ms): the median kernel of kernel-timed rows
-// whose working set is under 1 MB, leaving out one GPU; the shortest kernel's for the other families.
-[[nodiscard]] inline double fixed_ms(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
-  if (kind != ops::OpKind::layer_norm && kind != ops::OpKind::softmax) return mlp::fixed_ms(kind);
-  std::vector<double> v;
-  for (const auto& r : rows)
-    if (r.gpu != leave_out && !r.call_timed && r.q.op == kind && ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes < 1e6)
-      v.push_back(r.measured_ms);
-  return detail::median(std::move(v), mlp::fixed_ms(kind));
+  const auto line = fit.line(10);
+  return line ? mlp::RowLatency{line->intercept, line->slope} : shipped;
 }
 
 // A left-out GPU as the model may know it: its sustained bandwidth not measured but estimated as its spec
@@ -338,8 +344,7 @@ struct ErrorRow {
       if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
       e.l2 = l2;
       e.fixed_ms = fixed_ms(rows, kind, g);
-      for (const auto& c : issue)
-        if (c.op == op && c.fixed_ms > 0) e.fixed_ms = c.fixed_ms;
+      if (const auto* c = mlp::find_issue_cost(op, issue); c && c->fixed_ms > 0) e.fixed_ms = c->fixed_ms;
       e.issue = issue;
       e.row = row_latency(rows, kind, g);
       const auto floor = floor_without(floors, op, g);
