@@ -51,7 +51,7 @@ struct L2Reuse {
   // 0.95x). A step at the full size, before, left sets of 0.1-0.6x L2 15-45% too slow and larger ones too fast.
   // Both fitted together, least absolute relative error of the byte-bound operators' kernel-timed rows of
   // 0.1-1x L2 on habitat's H100 and H200 (data/opdata/*_neusight): `habitat-gemm-study --part ops` re-derives
-  // them leaving one GPU out (from the H200 alone: 37.5 and 3.4; from the H100 alone: 32.5 and 2.8).
+  // them leaving one GPU out (from the H200 alone: 36.5 and 3.4; from the H100 alone: 34.5 and 2.8).
   double hit_exponent = 2.6;
 };
 inline constexpr L2Reuse l2_reuse{};
