@@ -221,14 +221,14 @@ template <class Keep>
   mlp::IssueCost c = *it;
   c.fixed_ms = issue_fixed_ms(rows, op, leave_out);
   const bool per_row = it->per_row > 0;
-  const auto kind = op == "ln" ? ops::OpKind::layer_norm : op.starts_with("softmax") ? ops::OpKind::softmax : ops::OpKind::elementwise;
-  const double fixed = c.fixed_ms > 0 ? c.fixed_ms : fixed_ms(rows, kind, leave_out);
+  std::optional<double> fixed;  // the operator's own, else the family's of the rows that bear its name
   std::vector<double> v;
   detail::LineFit fit;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.call_timed || mlp::issue_name(r.q) != op) continue;
     const double bytes = ops::op_work(r.q.op, r.q.dims, r.q.dtype, r.q.pass).bytes, l2 = r.gpu->l2_mib * 1024 * 1024;
-    const double k = r.measured_ms - fixed;
+    if (!fixed) fixed = c.fixed_ms > 0 ? c.fixed_ms : fixed_ms(rows, r.q.op, leave_out);
+    const double k = r.measured_ms - *fixed;
     if (bytes < 0.1 * l2 || bytes > (per_row ? 0.5 : 0.9) * l2 || k <= 0) continue;
     const double y = k * 1e3 * r.gpu->load_clock_mhz(Precision::fp32) * r.gpu->sms * r.gpu->issue_threads_per_clk_per_sm() / (r.q.dims[0] * r.q.dims[1]);
     v.push_back(y);
@@ -252,7 +252,7 @@ template <class Keep>
 // squares of kernel time on the row's length in SM clocks, over kernel-timed rows of at most one row per SM and over
 // 256 elements (softmax: up to softmax_warp_max_h). The shipped constants where there are too few rows.
 [[nodiscard]] inline mlp::RowLatency row_latency(const std::vector<Row>& rows, ops::OpKind kind, const Device* leave_out) {
-  const mlp::RowLatency shipped = kind == ops::OpKind::layer_norm ? mlp::norm_row_latency : mlp::softmax_row_latency;
+  const mlp::RowLatency shipped = mlp::family_row_latency({kind, {}, {}, {1, 1}}).value_or(mlp::softmax_row_latency);
   detail::LineFit fit;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || r.call_timed || r.q.op != kind || !mlp::family_row_latency(r.q)) continue;
