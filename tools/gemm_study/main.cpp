@@ -120,16 +120,16 @@ void dump_op_rows(const std::string& path, const std::vector<opstudy::Row>& rows
   for (const Device* g : gpus) unseen.emplace(g, opstudy::unseen(*g, gpus));
   std::map<std::pair<std::string, std::string>, const opstudy::ErrorRow*> by;
   for (const auto& e : errors) by[{e.gpu, e.op}] = &e;
-  out << "gpu,op,d0,d1,d2,d3,d4,d5,d6,call_timed,measured_ms,kernel_ms,model_ms\n";
+  out << "gpu,op,seq,d0,d1,d2,d3,d4,d5,d6,call_timed,measured_ms,kernel_ms,model_ms\n";
   for (const auto& r : rows) {
     const auto it = by.find({r.gpu->name, r.op});
     if (it == by.end()) continue;
     const auto& e = *it->second;
     const double kernel = e.kernel_ms(r.q, unseen.at(r.gpu));
-    out << r.gpu->name << "," << r.op;
+    out << r.gpu->name << "," << r.op << "," << r.seq;
     for (std::size_t i = 0; i < 7; ++i) out << "," << r.q.dims[i];
     out << "," << r.call_timed << "," << r.measured_ms << "," << kernel << ","
-        << opstudy::timed_ms(r, kernel, e.floor_ms > 0 ? std::optional(e.floor_ms) : std::nullopt) << "\n";
+        << opstudy::timed_ms(r, kernel, e.floor.ms > 0 ? std::optional(e.floor) : std::nullopt) << "\n";
   }
 }
 
@@ -143,7 +143,7 @@ void ops_part(const Args& a, const Catalog& cat) {
               l2.bytes_per_clk_per_sm, l2.hit_exponent);
   for (auto k : {ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
     std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
-  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm))", mlp::conv_model.k_half);
+  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm), no-Winograd library)", mlp::conv_model.k_half);
   for (double c : opstudy::conv_coefs(rows, floors, nullptr)) std::printf(" %.3f", c);
   std::printf("; kernels' fixed part (us) layer_norm %.2f softmax %.2f", opstudy::fixed_ms(rows, ops::OpKind::layer_norm, nullptr) * 1e3,
               opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);
@@ -162,19 +162,25 @@ void ops_part(const Args& a, const Catalog& cat) {
               norm_row.base_ms * 1e3, norm_row.clk_per_element);
   std::printf("; call floors (us)");
   for (const auto& op : opstudy::study_ops)
-    if (const auto f = opstudy::floor_without(floors, op, nullptr)) std::printf(" %s %.1f", op.c_str(), *f * 1e3);
+    if (const auto f = opstudy::floor_without(floors, op, nullptr)) {
+      std::printf(" %s %.1f", op.c_str(), f->ms * 1e3);
+      if (f->per_row_ms > 0) std::printf(" + %.3f per row", f->per_row_ms * 1e3);
+    }
   std::printf("\n\n");
   std::printf("The left-out GPU's bandwidth is estimated from its spec and the other GPUs of its memory technology; a call-timed\n"
-              "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel times or an additive call).\n"
+              "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel times or an additive call);\n"
+              "a convolution's floor is a line in the file's order (us + us per 1000 rows): NeuSight's calls grow along each file.\n"
               "The floor is the host's (Python dispatch and the event pair), not the GPU's: 'with its host's floor' gives the\n"
-              "GPU left out but its own host's floor (the 5th percentile of its latencies), the error where the host is known.\n\n");
+              "GPU left out but its own host's floor (the 5th percentile of its latencies; a convolution's own line), the error\n"
+              "where the host is known.\n\n");
   std::printf("| GPU | op | n | roofline share (without it) | L2 B/clk/SM, hit exponent | kernel fixed part (us) | call floor | physics model | with its host's floor | ratio from origin | origin | same time | FLOPS ratio | "
               "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   const auto errors = opstudy::leave_one_gpu_out(rows, cat);
   if (!a.dump_ops.empty()) dump_op_rows(a.dump_ops, rows, errors);
   for (const auto& e : errors) {
     const bool p = e.paired > 0;
-    const std::string floor = e.floor_ms > 0 ? std::to_string(int(std::lround(e.floor_ms * 1e3))) : "-";
+    std::string floor = e.floor.ms > 0 ? std::to_string(int(std::lround(e.floor.ms * 1e3))) : "-";
+    if (e.floor.per_row_ms > 0) floor += " + " + std::to_string(int(std::lround(e.floor.per_row_ms * 1e6))) + "/1000 rows";
     char share[16] = "efficiency";  // convolutions: their efficiency model, fitted without the GPU
     if (!std::isnan(e.share)) std::snprintf(share, sizeof share, "%.2f", e.share);
     char fixed[16];

@@ -228,7 +228,9 @@ struct ImplicitGemm {
 //                       ramp and tail are a smaller share;
 //   log(compute / alg)  the FLOPs' time at the sustained rate over conv_algorithm_us, the faster of the
 //                       implicit GEMM and Winograd through the GEMM tile model (Winograd's 2.25x fewer
-//                       multiplications and its transforms' traffic; the tiles' waves on this GPU).
+//                       multiplications and its transforms' traffic; the tiles' waves on this GPU);
+//   no Winograd         1 where g's library has no FP32 Winograd (fp32_winograd: Hopper's cuDNN 9), whose
+//                       implicit GEMM and FFT reach 0.71x the share the older library's mix does.
 // It replaced an operand-traffic term log(1 + 8 mem/compute), whose sign turned unphysical beside it (the
 // algorithm's time carries the traffic), at the same accuracy. Tried and left out (README gives the
 // numbers): q as the last wave's fill alone (not the empty edge tiles) and fractional waves, with which a
@@ -236,11 +238,13 @@ struct ImplicitGemm {
 // term log Ho/(Ho + kernel - 1) and log Ho (under a point of gain, the halo term with the unphysical sign);
 // the algorithm's time alone as the model (P4 76%, T4 42% leaving each out).
 // Coefficients: least squares on log(efficiency) of NeuSight's public FP32 convolution timings on P4,
-// P100, T4, V100 and A100 80GB (sitar-lab/NeuSight, MIT; kernel time, the timed call's overhead taken off,
-// over 0.03 ms), derived once; the rows are not shipped. `habitat-gemm-study --part ops` re-derives them
-// and validates them leaving one GPU out. habitat's H100/H200 rows (CUPTI kernel sums, cudnn.benchmark,
-// cuDNN 9) are not pooled: with them, every public GPU's leave-one-out error rose (README).
-inline constexpr std::size_t conv_feature_count = 5;
+// P100, T4, V100 and A100 80GB (sitar-lab/NeuSight, MIT; kernel time: the timed call less its lead on a floor
+// that grows along each file, the measuring host's; calls on that floor left out), then the no-Winograd term
+// as the median of what the others leave of habitat's H100/H200 kernel times (CUPTI sums, cudnn.benchmark,
+// cuDNN 9); derived once, the rows are not shipped. `habitat-gemm-study --part ops` re-derives them and
+// validates them leaving one GPU out (opstudy::conv_coefs, README). Pooled into the least squares instead, the
+// Hopper rows raised the public GPUs' leave-one-out error.
+inline constexpr std::size_t conv_feature_count = 6;
 using ConvCoefs = std::array<double, conv_feature_count>;
 using ConvFeatures = std::array<double, conv_feature_count>;
 
@@ -249,7 +253,7 @@ struct ConvModel {
   double k_half = 256;    // reduction depth at which the K loop is half the tile's time (LOGO flat at 64-1024)
   // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most 2600).
   double max_waves = 2600;
-  ConvCoefs coefs{-0.461, 0.372, 0.979, 0.317, 0.430};  // intercept, q, depth, waves, algorithm
+  ConvCoefs coefs{-0.217, 0.372, 0.751, 0.219, 0.337, -0.341};  // intercept, q, depth, waves, algorithm, no-Winograd library
 };
 inline constexpr ConvModel conv_model{};
 
@@ -267,7 +271,8 @@ inline constexpr ConvModel conv_model{};
   const double waves = std::ceil(gemm.m / conv_model.tile) * std::ceil(gemm.n / conv_model.tile) / sms;
   const double quantization = std::min(gemm.m * gemm.n / (std::ceil(waves) * sms * tile_area), 1.0);
   return {1.0, std::log(quantization), std::log(gemm.k / (gemm.k + conv_model.k_half)),
-          std::log1p(std::min(std::ceil(waves), conv_model.max_waves)), std::log(sustained_compute_ms(q, g) * 1e3 / conv_algorithm_us(q, g))};
+          std::log1p(std::min(std::ceil(waves), conv_model.max_waves)), std::log(sustained_compute_ms(q, g) * 1e3 / conv_algorithm_us(q, g)),
+          fp32_winograd(g) ? 0.0 : 1.0};
 }
 
 [[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefs& coefs = conv_model.coefs) {

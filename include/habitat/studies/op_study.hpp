@@ -29,6 +29,7 @@ struct Row {
   mlp::OpQuery q;
   double measured_ms = 0;
   bool call_timed = false;  // NeuSight's protocol: one timed call, its overhead included
+  double seq = 0;           // the row's place in its table (0-based): the order it was measured in
 };
 
 inline const std::vector<std::string> study_ops = {"conv", "ln",  "softmax", "add", "addu", "mul",  "mulu",
@@ -44,10 +45,11 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
     const auto name = schema.dims[static_cast<std::size_t>(i)];
     dim_col.push_back(name == "Kernel_Size" && t.find(name) < 0 ? t.column("Kernel_Szie") : t.column(name));
   }
-  for (const auto& f : t.rows) {
+  for (std::size_t seq = 0; seq < t.rows.size(); ++seq) {
+    const auto& f = t.rows[seq];
     const auto us = t.latency_us(f);
     if (!us) continue;
-    Row r{&gpu, op, {*kind, ops::Pass::forward, t.dtype, {}}, *us / 1e3, t.neusight};
+    Row r{&gpu, op, {*kind, ops::Pass::forward, t.dtype, {}}, *us / 1e3, t.neusight, double(seq)};
     bool ok = true;
     for (std::size_t i = 0; i < dim_col.size(); ++i) {
       const auto v = habitat::detail::parse_csv_number(f[static_cast<std::size_t>(dim_col[i])]);
@@ -76,26 +78,79 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
   return rows;
 }
 
-// The timed-call floor of each call-timed GPU and operation: the 5th percentile of its latencies (the
-// smallest configurations' time is the floor in the overlap form of mlp::timed_call_ms).
-using Floors = std::map<std::pair<const Device*, std::string>, double>;
+// The timed-call floor of each call-timed GPU and operation, as a line in the rows' order: a memory-bound
+// operator's is the 5th percentile of its latencies (the smallest configurations' time is the floor in the
+// overlap form of mlp::timed_call_ms) and flat. NeuSight's convolutions are not: on all five public GPUs the
+// shortest calls grow steadily with the row's place in the file, which is not ordered by size (the files'
+// FLOPs are flat along it): the 2nd percentile of each tenth from 0.04-0.10 ms in the first to 0.35-0.83 ms
+// in the last, and against habitat's H100 kernels of the same configurations the calls under 0.5 ms grow
+// 1.5-3x from the first quarter to the last. That is the measuring host (a per-call cost that grows with
+// every new convolution), not the GPU; so a convolution's floor is the line through its tenths' 2nd percentiles.
+struct FloorLine {
+  double ms = 0, per_row_ms = 0;
+  [[nodiscard]] double at(double seq) const { return ms + per_row_ms * seq; }
+};
+using Floors = std::map<std::pair<const Device*, std::string>, FloorLine>;
+
+// A convolution's timed call, on the floor line (study-only: the product times a convolution's call additively,
+// mlp::timed_call_ms): max(floor, lead x floor + kernel).
+inline constexpr double conv_call_lead = 0.5;
+inline constexpr double conv_floor_quantile = 0.02;
+inline constexpr int conv_floor_parts = 10;
+
+// The slope from the line through the tenths' 2nd percentiles (each at its tenth's mean place); the floor at the
+// first row, the 2nd percentile of every call less that slope (a tenth's own quantile sits at its low end, where
+// its floor is lowest, not at its middle).
+[[nodiscard]] inline FloorLine conv_floor_line(std::vector<std::pair<double, double>> seq_ms) {
+  std::sort(seq_ms.begin(), seq_ms.end());
+  detail::LineFit fit;
+  const std::size_t n = seq_ms.size();
+  for (int p = 0; p < conv_floor_parts; ++p) {
+    const std::size_t lo = n * std::size_t(p) / conv_floor_parts, hi = n * std::size_t(p + 1) / conv_floor_parts;
+    if (hi <= lo) continue;
+    std::vector<double> ms;
+    double seq = 0;
+    for (std::size_t i = lo; i < hi; ++i) ms.push_back(seq_ms[i].second), seq += seq_ms[i].first;
+    fit.add(seq / double(hi - lo), detail::quantile(std::move(ms), conv_floor_quantile, 0));
+  }
+  const auto line = fit.line(3);
+  if (!line) return {};
+  std::vector<double> at_first;
+  for (const auto& [seq, ms] : seq_ms) at_first.push_back(ms - line->slope * seq);
+  return {detail::quantile(std::move(at_first), conv_floor_quantile, 0), line->slope};
+}
 
 [[nodiscard]] inline Floors call_floors(const std::vector<Row>& rows) {
-  std::map<std::pair<const Device*, std::string>, std::vector<double>> v;
+  std::map<std::pair<const Device*, std::string>, std::vector<std::pair<double, double>>> v;
   for (const auto& r : rows)
-    if (r.call_timed && mlp::call_floor(r.q)) v[{r.gpu, r.op}].push_back(r.measured_ms);
+    if (r.call_timed && (mlp::call_floor(r.q) || mlp::conv_like(r.q.op))) v[{r.gpu, r.op}].emplace_back(r.seq, r.measured_ms);
   Floors f;
-  for (auto& [key, x] : v) f[key] = detail::quantile(std::move(x), 0.05, 0);
+  for (auto& [key, x] : v) {
+    if (key.second == "conv") {
+      f[key] = conv_floor_line(std::move(x));
+      continue;
+    }
+    std::vector<double> ms;
+    for (const auto& p : x) ms.push_back(p.second);
+    f[key] = {detail::quantile(std::move(ms), 0.05, 0), 0};
+  }
   return f;
 }
 
-// The floor an unseen GPU gets: the median over the other GPUs' floors of the same operation.
-[[nodiscard]] inline std::optional<double> floor_without(const Floors& f, const std::string& op, const Device* leave_out) {
-  std::vector<double> v;
-  for (const auto& [key, ms] : f)
-    if (key.first != leave_out && key.second == op) v.push_back(ms);
-  if (v.empty()) return std::nullopt;
-  return detail::median(std::move(v), 0);
+// The floor an unseen GPU gets: the median over the other GPUs' floors of the same operation (each of the
+// line's two terms).
+[[nodiscard]] inline std::optional<FloorLine> floor_without(const Floors& f, const std::string& op, const Device* leave_out) {
+  std::vector<double> ms, per_row;
+  for (const auto& [key, line] : f)
+    if (key.first != leave_out && key.second == op) ms.push_back(line.ms), per_row.push_back(line.per_row_ms);
+  if (ms.empty()) return std::nullopt;
+  return FloorLine{detail::median(std::move(ms), 0), detail::median(std::move(per_row), 0)};
+}
+
+// The lead of a call on its floor: the part of the floor the kernel does not overlap.
+[[nodiscard]] inline double call_lead(const mlp::OpQuery& q) {
+  if (const auto f = mlp::call_floor(q)) return f->lead;
+  return conv_call_lead;
 }
 
 // Kernel time of a measured row: a call-timed row less its own GPU's call (the lead for the
@@ -103,7 +158,13 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
 [[nodiscard]] inline double kernel_ms(const Row& r, const Floors& floors) {
   if (!r.call_timed) return r.measured_ms;
   const auto it = floors.find({r.gpu, r.op});
-  return r.measured_ms - (it != floors.end() ? it->second * mlp::call_floor(r.q)->lead : mlp::op_physics_shares.call_ms);
+  return r.measured_ms - (it != floors.end() ? it->second.at(r.seq) * call_lead(r.q) : mlp::op_physics_shares.call_ms);
+}
+
+// Whether a call-timed row sits on its floor (within `margin` of it), where it hides its kernel.
+[[nodiscard]] inline bool on_floor(const Row& r, const Floors& floors, double margin = 1.1) {
+  const auto it = floors.find({r.gpu, r.op});
+  return r.call_timed && it != floors.end() && r.measured_ms < margin * it->second.at(r.seq);
 }
 
 // The share of the sustained roofline an op family reaches: the median over long configurations (more
@@ -118,28 +179,40 @@ using Floors = std::map<std::pair<const Device*, std::string>, double>;
   return detail::median(std::move(v), mlp::roofline_share(kind));
 }
 
-// The coefficients of mlp::conv_efficiency fitted without one GPU: least squares on log(efficiency) of the
-// other GPUs' call-timed convolutions whose kernel runs over 0.03 ms (shorter ones are mostly the call).
-// Kernel-timed rows (habitat's H100/H200: cudnn.benchmark, cuDNN 9) stay out: pooled in, they raised every
-// public GPU's leave-one-out error (README). Without rows, the shipped constants.
+// The coefficients of mlp::conv_efficiency fitted without one GPU, in two steps. First least squares on
+// log(efficiency) of the other GPUs' call-timed convolutions (NeuSight's: cuDNN 8 with its Winograd) whose kernel runs
+// over 0.03 ms and whose call is not on its floor (there the call hides the kernel). Then the term of a library
+// without FP32 Winograd (Hopper's cuDNN 9): the median of what the first step leaves of the kernel-timed rows of such
+// GPUs (habitat's H100/H200, CUPTI kernel sums). Pooled into the first step instead, those rows pulled the shared
+// terms and raised the public GPUs' leave-one-out error (README). Without rows, the shipped constants.
 [[nodiscard]] inline mlp::ConvCoefs conv_coefs(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
+  constexpr std::size_t shared = mlp::conv_feature_count - 1;
   std::vector<mlp::ConvFeatures> x;
   std::vector<double> y;
   for (const auto& r : rows) {
     if (r.gpu == leave_out || !r.call_timed || !mlp::conv_like(r.q.op)) continue;
     const double k = kernel_ms(r, floors);
-    if (k <= 0.03) continue;
+    if (k <= 0.03 || on_floor(r, floors)) continue;
     x.push_back(mlp::conv_features(r.q, *r.gpu));
     y.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / k));
   }
-  constexpr auto n = static_cast<Eigen::Index>(mlp::conv_feature_count);
-  if (x.size() < mlp::conv_feature_count) return mlp::conv_model.coefs;
+  if (x.size() < shared) return mlp::conv_model.coefs;
+  constexpr auto n = static_cast<Eigen::Index>(shared);
   Eigen::MatrixXd a(static_cast<Eigen::Index>(x.size()), n);
   for (std::size_t i = 0; i < x.size(); ++i)
     for (Eigen::Index j = 0; j < n; ++j) a(static_cast<Eigen::Index>(i), j) = x[i][static_cast<std::size_t>(j)];
   const Eigen::VectorXd b = a.colPivHouseholderQr().solve(Eigen::Map<const Eigen::VectorXd>(y.data(), a.rows()));
   mlp::ConvCoefs c{};
   for (Eigen::Index j = 0; j < n; ++j) c[static_cast<std::size_t>(j)] = b(j);
+  std::vector<double> left;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || r.call_timed || !mlp::conv_like(r.q.op) || mlp::fp32_winograd(*r.gpu) || r.measured_ms <= 0.03) continue;
+    const auto f = mlp::conv_features(r.q, *r.gpu);
+    double fitted = 0;
+    for (std::size_t j = 0; j < shared; ++j) fitted += c[j] * f[j];
+    left.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / r.measured_ms) - fitted);
+  }
+  c[shared] = detail::median(std::move(left), mlp::conv_model.coefs[shared]);
   return c;
 }
 
@@ -291,7 +364,7 @@ struct ErrorRow {
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
   std::array<mlp::IssueCost, mlp::issue_costs.size()> issue = mlp::issue_costs;  // issue costs derived without it
   mlp::RowLatency row;  // a row's latency (softmax, layer norm: derived without it)
-  double floor_ms = 0;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
+  FloorLine floor;  // the timed-call floor derived without this GPU (0: additive call or kernel times)
   double model = 0, ratio = 0, same = 0, flops = 0, bandwidth = 0;
   // The model with the GPU's own host floor (a fact of the machine it was timed on, not of the GPU): what is
   // left of its error where the host is known. NaN where the rows have no floor.
@@ -312,12 +385,13 @@ struct ErrorRow {
   return gpus;
 }
 
-// The row as the model would time it: a call in the row's protocol (with floor_ms as the call's floor where
-// given), or the kernels alone.
-[[nodiscard]] inline double timed_ms(const Row& r, double kernel, std::optional<double> floor_ms) {
-  auto f = mlp::call_floor(r.q);
-  if (f && floor_ms) f->ms = *floor_ms;
-  return r.call_timed ? mlp::timed_call_ms(f, kernel) : kernel;
+// The row as the model would time it: a call in the row's protocol (on `floor` at the row's place where given:
+// the overlap form, max(floor, lead x floor + kernel)), or the kernels alone.
+[[nodiscard]] inline double timed_ms(const Row& r, double kernel, std::optional<FloorLine> floor) {
+  if (!r.call_timed) return kernel;
+  if (!floor || (!mlp::call_floor(r.q) && !mlp::conv_like(r.q.op))) return mlp::timed_call_ms(mlp::call_floor(r.q), kernel);
+  const double f = floor->at(r.seq);
+  return std::max(f, call_lead(r.q) * f + kernel);
 }
 
 [[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat) {
@@ -353,7 +427,7 @@ struct ErrorRow {
       for (const auto& r : rows) {
         if (r.gpu != g || r.op != op) continue;
         ++e.n;
-        if (r.call_timed && floor) e.floor_ms = *floor;
+        if (r.call_timed && floor) e.floor = *floor;
         const double kernel = e.kernel_ms(r.q, est);
         e.model += std::abs(timed_ms(r, kernel, floor) / r.measured_ms - 1);
         if (own != floors.end()) own_sum += std::abs(timed_ms(r, kernel, own->second) / r.measured_ms - 1);
@@ -363,8 +437,7 @@ struct ErrorRow {
         ++e.paired;
         // A call-timed origin row at its floor hides its kernel (at most the floor less its lead): the model's
         // kernel time stands in for it there.
-        const auto of = floors.find({o.gpu, o.op});
-        const bool hidden = o.call_timed && of != floors.end() && o.measured_ms < 1.1 * of->second;
+        const bool hidden = on_floor(o, floors);
         const double origin_model = e.kernel_ms(o.q, *origin);
         const double ok = std::max(hidden ? origin_model : kernel_ms(o, floors), 1e-4);
         const double ratio = kernel / origin_model;
@@ -376,7 +449,7 @@ struct ErrorRow {
       }
       if (e.n == 0) continue;
       e.model /= double(e.n);
-      if (own != floors.end() && e.floor_ms > 0) e.model_own_floor = own_sum / double(e.n);
+      if (own != floors.end() && e.floor.ms > 0) e.model_own_floor = own_sum / double(e.n);
       const double p = double(std::max<std::size_t>(e.paired, 1));
       e.ratio /= p, e.same /= p, e.flops /= p, e.bandwidth /= p;
       out.push_back(e);
