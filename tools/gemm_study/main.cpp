@@ -143,7 +143,7 @@ void ops_part(const Args& a, const Catalog& cat) {
               l2.bytes_per_clk_per_sm, l2.hit_exponent);
   for (auto k : {ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
     std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
-  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm), no-Winograd library)", mlp::conv_model.k_half);
+  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm), log(N/128) under Winograd, no-Winograd library)", mlp::conv_model.k_half);
   for (double c : opstudy::conv_coefs(rows, floors, nullptr)) std::printf(" %.3f", c);
   std::printf("; kernels' fixed part (us) layer_norm %.2f softmax %.2f", opstudy::fixed_ms(rows, ops::OpKind::layer_norm, nullptr) * 1e3,
               opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);

@@ -229,6 +229,11 @@ struct ImplicitGemm {
 //   log(compute / alg)  the FLOPs' time at the sustained rate over conv_algorithm_us, the faster of the
 //                       implicit GEMM and Winograd through the GEMM tile model (Winograd's 2.25x fewer
 //                       multiplications and its transforms' traffic; the tiles' waves on this GPU);
+//   log(N / 128)        where g's library may run the convolution as Winograd (winograd_applies): its output
+//                       channels. Against the kernels the public calls leave, the model had the older GPUs'
+//                       convolutions with few output channels up to 1.5x too slow and those with many 1.2-1.3x
+//                       too fast (cuDNN's pick among its Winograd and GEMM kernels moves with them; the tile
+//                       model's Winograd time does not follow); Hopper's rows, without Winograd, showed no trend;
 //   no Winograd         1 where g's library has no FP32 Winograd (fp32_winograd: Hopper's cuDNN 9), whose
 //                       implicit GEMM and FFT reach 0.71x the share the older library's mix does.
 // It replaced an operand-traffic term log(1 + 8 mem/compute), whose sign turned unphysical beside it (the
@@ -244,7 +249,7 @@ struct ImplicitGemm {
 // cuDNN 9); derived once, the rows are not shipped. `habitat-gemm-study --part ops` re-derives them and
 // validates them leaving one GPU out (opstudy::conv_coefs, README). Pooled into the least squares instead, the
 // Hopper rows raised the public GPUs' leave-one-out error.
-inline constexpr std::size_t conv_feature_count = 6;
+inline constexpr std::size_t conv_feature_count = 7;
 using ConvCoefs = std::array<double, conv_feature_count>;
 using ConvFeatures = std::array<double, conv_feature_count>;
 
@@ -253,7 +258,9 @@ struct ConvModel {
   double k_half = 256;    // reduction depth at which the K loop is half the tile's time (LOGO flat at 64-1024)
   // A log-linear model runs away beyond its data: waves are clamped to the fitted range (public rows: at most 2600).
   double max_waves = 2600;
-  ConvCoefs coefs{-0.217, 0.372, 0.751, 0.219, 0.337, -0.341};  // intercept, q, depth, waves, algorithm, no-Winograd library
+  // And the output channels of the Winograd term to the public rows' range.
+  double winograd_n_min = 3, winograd_n_max = 2048;
+  ConvCoefs coefs{0.093, 0.507, 0.592, 0.166, 0.454, -0.173, -0.370};  // intercept, q, depth, waves, algorithm, Winograd's N, no-Winograd library
 };
 inline constexpr ConvModel conv_model{};
 
@@ -272,6 +279,7 @@ inline constexpr ConvModel conv_model{};
   const double quantization = std::min(gemm.m * gemm.n / (std::ceil(waves) * sms * tile_area), 1.0);
   return {1.0, std::log(quantization), std::log(gemm.k / (gemm.k + conv_model.k_half)),
           std::log1p(std::min(std::ceil(waves), conv_model.max_waves)), std::log(sustained_compute_ms(q, g) * 1e3 / conv_algorithm_us(q, g)),
+          winograd_applies(q, g) ? std::log(std::clamp(gemm.n, conv_model.winograd_n_min, conv_model.winograd_n_max) / conv_model.tile) : 0.0,
           fp32_winograd(g) ? 0.0 : 1.0};
 }
 
