@@ -9,7 +9,10 @@ GPU is unlikely to do better than about X% on those rows. Needs pandas and torch
 python3-torch).
 
     ./build/habitat-gemm-study --public ../shared/data/neusight --opdata data/opdata --part ops --dump-ops /tmp/ops.csv
-    python3 scripts/same_gpu_ceiling.py /tmp/ops.csv [conv ln softmax add]
+    python3 scripts/same_gpu_ceiling.py [--with-order] /tmp/ops.csv [conv ln softmax add]
+
+--with-order adds the row's place in its file (the dump's seq column) as an input: NeuSight's convolution calls
+grow along each file (the measuring host), which no function of the shape can learn.
 """
 import sys
 
@@ -20,9 +23,10 @@ import torch
 DIMS = {"conv": ["d0", "d1", "d2", "d4"]}  # batch, in and out channels, side (NeuSight's are all 3x3, stride 1)
 
 
-def ceiling(rows: pd.DataFrame, dims: list, seed: int) -> float:
+def ceiling(rows: pd.DataFrame, dims: list, seed: int, with_order: bool) -> float:
     torch.manual_seed(seed)
-    x = np.column_stack([np.log(rows[d].astype(float)) for d in dims] + [np.log(rows.model_ms)]).astype(np.float32)
+    order_col = [rows.seq.astype(float)] if with_order else []
+    x = np.column_stack([np.log(rows[d].astype(float)) for d in dims] + [np.log(rows.model_ms)] + order_col).astype(np.float32)
     x = (x - x.mean(0)) / (x.std(0) + 1e-6)
     y = np.log(rows.measured_ms.values).astype(np.float32)
     order = np.random.RandomState(seed).permutation(len(y))
@@ -41,14 +45,17 @@ def ceiling(rows: pd.DataFrame, dims: list, seed: int) -> float:
 
 
 def main() -> None:
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    with_order = "--with-order" in args
+    args = [a for a in args if a != "--with-order"]
+    if not args:
         sys.exit(__doc__)
-    rows = pd.read_csv(sys.argv[1])
-    ops = sys.argv[2:] or ["conv", "ln", "softmax", "add"]
+    rows = pd.read_csv(args[0])
+    ops = args[1:] or ["conv", "ln", "softmax", "add"]
     print("| GPU | op | rows | same-GPU MLP, held-out rows (mean of 3 splits) |\n|---|---|---|---|")
     for op in ops:
         for gpu, r in rows[rows.op == op].groupby("gpu", sort=False):
-            e = np.mean([ceiling(r, DIMS.get(op, ["d0", "d1"]), s) for s in range(3)])
+            e = np.mean([ceiling(r, DIMS.get(op, ["d0", "d1"]), s, with_order) for s in range(3)])
             print(f"| {gpu} | {op} | {len(r)} | {100 * e:.1f}% |", flush=True)
 
 
