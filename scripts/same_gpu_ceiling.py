@@ -2,7 +2,7 @@
 """How well a GPU's own rows predict each other: a reference for the op study's leave-one-GPU-out errors.
 
 For each GPU and operation family of `habitat-gemm-study --dump-ops FILE`, a small MLP (two hidden layers of 64,
-inputs: the log of the row's dimensions and of the physics model's time for it) is trained on 80% of that GPU's
+inputs: the log of the row's dimensions and of the physics model's kernel time for it) is trained on 80% of that GPU's
 own rows and scored (MAPE) on the other 20%, for three random splits. It sees the GPU, so it is no
 model habitat could ship for an unseen one; where even it misses by X%, a model of the shape that never saw the
 GPU is unlikely to do better than about X% on those rows. Needs pandas and torch (Debian: python3-pandas,
@@ -26,7 +26,8 @@ DIMS = {"conv": ["d0", "d1", "d2", "d4"]}  # batch, in and out channels, side (N
 def ceiling(rows: pd.DataFrame, dims: list, seed: int, with_order: bool) -> float:
     torch.manual_seed(seed)
     order_col = [rows.seq.astype(float)] if with_order else []
-    x = np.column_stack([np.log(rows[d].astype(float)) for d in dims] + [np.log(rows.model_ms)] + order_col).astype(np.float32)
+    # The model's kernel time, not its timed call: the call of a public convolution depends on the row's place.
+    x = np.column_stack([np.log(rows[d].astype(float)) for d in dims] + [np.log(rows.kernel_ms)] + order_col).astype(np.float32)
     x = (x - x.mean(0)) / (x.std(0) + 1e-6)
     y = np.log(rows.measured_ms.values).astype(np.float32)
     order = np.random.RandomState(seed).permutation(len(y))

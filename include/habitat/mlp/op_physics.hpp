@@ -180,10 +180,13 @@ struct ImplicitGemm {
 // has FP32 Winograd solvers for gfx9 (its documented solver list; unmeasured here).
 [[nodiscard]] inline bool fp32_winograd(const Device& g) { return !g.nvidia() || g.cc_major < 9; }
 
-// Whether g's cuDNN may run this convolution as Winograd F(4x4, 3x3): FP32, 3x3, stride 1, on a GPU that has it.
-[[nodiscard]] inline bool winograd_applies(const OpQuery& q, const Device& g) {
-  return q.op == ops::OpKind::conv2d && q.dtype == ops::DataType::fp32 && q.dims[3] == 3 && q.dims[5] == 1 && fp32_winograd(g);
+// Whether a library may run this convolution as FP32 Winograd F(4x4, 3x3): FP32, 3x3, stride 1.
+[[nodiscard]] inline bool winograd_shape(const OpQuery& q) {
+  return q.op == ops::OpKind::conv2d && q.dtype == ops::DataType::fp32 && q.dims[3] == 3 && q.dims[5] == 1;
 }
+
+// Whether g's cuDNN may run it so: that shape, on a GPU that has it.
+[[nodiscard]] inline bool winograd_applies(const OpQuery& q, const Device& g) { return winograd_shape(q) && fp32_winograd(g); }
 
 // The fewest FLOPs an algorithm the library may pick on g does for the op: the op's own, except that Winograd
 // F(4x4, 3x3) multiplies 36 times per 16 outputs where direct convolution does 144 (a quarter). The public
@@ -234,8 +237,11 @@ struct ImplicitGemm {
 //                       convolutions with few output channels up to 1.5x too slow and those with many 1.2-1.3x
 //                       too fast (cuDNN's pick among its Winograd and GEMM kernels moves with them; the tile
 //                       model's Winograd time does not follow); Hopper's rows, without Winograd, showed no trend;
-//   no Winograd         1 where g's library has no FP32 Winograd (fp32_winograd: Hopper's cuDNN 9), whose
-//                       implicit GEMM and FFT reach 0.71x the share the older library's mix does.
+//   no Winograd         1 for an FP32 3x3 stride-1 convolution on a GPU whose library has no FP32 Winograd
+//                       (fp32_winograd: Hopper's cuDNN 9), whose implicit GEMM and FFT reach 0.69x the share the
+//                       older library's mix does (fitted on such convolutions only: 0 for any other).
+// Every fitted row is an FP32 3x3 stride-1 convolution: other kernels, strides and precisions take the terms
+// as fitted, an extrapolation (the Winograd terms 0 there, as at N = 128 on an older GPU).
 // It replaced an operand-traffic term log(1 + 8 mem/compute), whose sign turned unphysical beside it (the
 // algorithm's time carries the traffic), at the same accuracy. Tried and left out (README gives the
 // numbers): q as the last wave's fill alone (not the empty edge tiles) and fractional waves, with which a
@@ -280,7 +286,7 @@ inline constexpr ConvModel conv_model{};
   return {1.0, std::log(quantization), std::log(gemm.k / (gemm.k + conv_model.k_half)),
           std::log1p(std::min(std::ceil(waves), conv_model.max_waves)), std::log(sustained_compute_ms(q, g) * 1e3 / conv_algorithm_us(q, g)),
           winograd_applies(q, g) ? std::log(std::clamp(gemm.n, conv_model.winograd_n_min, conv_model.winograd_n_max) / conv_model.tile) : 0.0,
-          fp32_winograd(g) ? 0.0 : 1.0};
+          !fp32_winograd(g) && winograd_shape(q) ? 1.0 : 0.0};
 }
 
 [[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefs& coefs = conv_model.coefs) {

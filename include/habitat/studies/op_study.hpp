@@ -82,13 +82,14 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
 // operator's is the 5th percentile of its latencies (the smallest configurations' time is the floor in the
 // overlap form of mlp::timed_call_ms) and flat. NeuSight's convolutions are not: on all five public GPUs the
 // shortest calls grow steadily with the row's place in the file, which is not ordered by size (the files'
-// FLOPs are flat along it): the 2nd percentile of each tenth from 0.04-0.10 ms in the first to 0.35-0.83 ms
-// in the last, and against habitat's H100 kernels of the same configurations the calls under 0.5 ms grow
-// 1.5-3x from the first quarter to the last. That is the measuring host (a per-call cost that grows with
-// every new convolution), not the GPU; so a convolution's floor is the line through its tenths' 2nd percentiles.
+// FLOPs are flat along it): the 2nd percentile of each tenth from 0.08-0.13 ms in the first to 0.35-0.83 ms
+// in the last, and against habitat's H100 kernels of the same configurations, the quarter of the configurations
+// shortest on the H100 take 1.55-2.4x longer in the file's last quarter than in its first. That is the measuring
+// host (a per-call cost that grows with every new convolution), not the GPU; so a convolution's floor is a line
+// in the file's order. A floor never falls along a file (nor below zero).
 struct FloorLine {
   double ms = 0, per_row_ms = 0;
-  [[nodiscard]] double at(double seq) const { return ms + per_row_ms * seq; }
+  [[nodiscard]] double at(double seq) const { return std::max(ms + per_row_ms * seq, 0.0); }
 };
 using Floors = std::map<std::pair<const Device*, std::string>, FloorLine>;
 
@@ -101,7 +102,7 @@ inline constexpr int conv_floor_parts = 10;
 // The slope from the line through the tenths' 2nd percentiles (each at its tenth's mean place); the floor at the
 // first row, the 2nd percentile of every call less that slope (a tenth's own quantile sits at its low end, where
 // its floor is lowest, not at its middle).
-[[nodiscard]] inline FloorLine conv_floor_line(std::vector<std::pair<double, double>> seq_ms) {
+[[nodiscard]] inline std::optional<FloorLine> conv_floor_line(std::vector<std::pair<double, double>> seq_ms) {
   std::sort(seq_ms.begin(), seq_ms.end());
   detail::LineFit fit;
   const std::size_t n = seq_ms.size();
@@ -114,10 +115,11 @@ inline constexpr int conv_floor_parts = 10;
     fit.add(seq / double(hi - lo), detail::quantile(std::move(ms), conv_floor_quantile, 0));
   }
   const auto line = fit.line(3);
-  if (!line) return {};
+  if (!line) return std::nullopt;
+  const double slope = std::max(line->slope, 0.0);
   std::vector<double> at_first;
-  for (const auto& [seq, ms] : seq_ms) at_first.push_back(ms - line->slope * seq);
-  return {detail::quantile(std::move(at_first), conv_floor_quantile, 0), line->slope};
+  for (const auto& [seq, ms] : seq_ms) at_first.push_back(ms - slope * seq);
+  return FloorLine{std::max(detail::quantile(std::move(at_first), conv_floor_quantile, 0), 0.0), slope};
 }
 
 [[nodiscard]] inline Floors call_floors(const std::vector<Row>& rows) {
@@ -127,7 +129,7 @@ inline constexpr int conv_floor_parts = 10;
   Floors f;
   for (auto& [key, x] : v) {
     if (key.second == "conv") {
-      f[key] = conv_floor_line(std::move(x));
+      if (const auto line = conv_floor_line(std::move(x))) f[key] = *line;  // too few rows: no floor, the additive call
       continue;
     }
     std::vector<double> ms;
@@ -196,7 +198,12 @@ inline constexpr int conv_floor_parts = 10;
     x.push_back(mlp::conv_features(r.q, *r.gpu));
     y.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / k));
   }
-  if (x.size() < shared) return mlp::conv_model.coefs;
+  // Without rows, the shipped constants where nothing is left out; leaving a GPU out they would carry its own
+  // rows (they were derived from every GPU), so that is an error.
+  if (x.size() < shared) {
+    if (leave_out) throw make_error("", "conv_coefs", "no convolution rows to fit without " + leave_out->name);
+    return mlp::conv_model.coefs;
+  }
   constexpr auto n = static_cast<Eigen::Index>(shared);
   Eigen::MatrixXd a(static_cast<Eigen::Index>(x.size()), n);
   for (std::size_t i = 0; i < x.size(); ++i)
@@ -212,7 +219,8 @@ inline constexpr int conv_floor_parts = 10;
     for (std::size_t j = 0; j < shared; ++j) fitted += c[j] * f[j];
     left.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / r.measured_ms) - fitted);
   }
-  c[shared] = detail::median(std::move(left), mlp::conv_model.coefs[shared]);
+  // No such rows: the shipped term where nothing is left out, none (the older library's share) leaving a GPU out.
+  c[shared] = detail::median(std::move(left), leave_out ? 0.0 : mlp::conv_model.coefs[shared]);
   return c;
 }
 
