@@ -122,13 +122,18 @@ inline constexpr int conv_floor_parts = 10;
   return FloorLine{std::max(detail::quantile(std::move(at_first), conv_floor_quantile, 0), 0.0), slope};
 }
 
+// Whether a call of the op has a floor in the study: the memory-bound operators' (mlp::call_floor) and the
+// public convolutions' line; other calls are additive.
+[[nodiscard]] inline bool has_floor(const mlp::OpQuery& q) { return mlp::call_floor(q) || mlp::conv_like(q.op); }
+
 [[nodiscard]] inline Floors call_floors(const std::vector<Row>& rows) {
   std::map<std::pair<const Device*, std::string>, std::vector<std::pair<double, double>>> v;
+  std::map<std::string, bool> line;  // by op: whether its floor is a line (a convolution's)
   for (const auto& r : rows)
-    if (r.call_timed && (mlp::call_floor(r.q) || mlp::conv_like(r.q.op))) v[{r.gpu, r.op}].emplace_back(r.seq, r.measured_ms);
+    if (r.call_timed && has_floor(r.q)) v[{r.gpu, r.op}].emplace_back(r.seq, r.measured_ms), line[r.op] = mlp::conv_like(r.q.op);
   Floors f;
   for (auto& [key, x] : v) {
-    if (key.second == "conv") {
+    if (line[key.second]) {
       if (const auto line = conv_floor_line(std::move(x))) f[key] = *line;  // too few rows: no floor, the additive call
       continue;
     }
@@ -397,7 +402,7 @@ struct ErrorRow {
 // the overlap form, max(floor, lead x floor + kernel)), or the kernels alone.
 [[nodiscard]] inline double timed_ms(const Row& r, double kernel, std::optional<FloorLine> floor) {
   if (!r.call_timed) return kernel;
-  if (!floor || (!mlp::call_floor(r.q) && !mlp::conv_like(r.q.op))) return mlp::timed_call_ms(mlp::call_floor(r.q), kernel);
+  if (!floor || !has_floor(r.q)) return mlp::timed_call_ms(mlp::call_floor(r.q), kernel);
   const double f = floor->at(r.seq);
   return std::max(f, call_lead(r.q) * f + kernel);
 }
