@@ -5,6 +5,7 @@
 #include "fixtures.hpp"
 #include "habitat/habitat.hpp"
 #include "habitat/kineto/reader.hpp"
+#include "habitat/predict/gemm_per_op.hpp"
 #include "habitat/predict/gemm_tile_predictor.hpp"
 
 using namespace habitat;
@@ -69,6 +70,51 @@ TEST_CASE("library efficiency applies to FP32 GEMMs of measured GPUs only", "[ti
   CHECK(gemm::library_efficiency(cat.at("P4"), s) != 1.0);
   s.precision = Precision::bf16;
   CHECK(gemm::library_efficiency(cat.at("P4"), s) == 1.0);
+}
+
+TEST_CASE("per-operation GEMMs: one residual per architecture, FP32 on NVIDIA GPUs of a measured compute capability only", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  gemm::Shape s{1, 1024, 1024, 1024, true, true};
+  s.timed_alone = true;
+  const auto by = [&](const char* gpu) { return gemm::per_op_time_us(s, cat.at(gpu), gemm::fitted_call_us).by; };
+  const auto factor = [&](const char* gpu) {
+    const auto& g = cat.at(gpu);
+    return gemm::per_op_time_us(s, g, gemm::fitted_call_us).us / (gemm::estimate(s, g, gemm::fitted).us + gemm::fitted_call_us);
+  };
+  CHECK(by("L4") == "tile");       // sm_89: no GPU of it measured
+  CHECK(by("MI250X") == "tile");   // AMD, whatever number its gfx target has
+  CHECK(by("P4") == "tile + sm_61 residual");
+  CHECK(factor("P4") != Approx(1.0));
+  // GPUs of one compute capability run the same library: the same residual, their own tile model.
+  CHECK(gemm::arch_residual(cat.at("H100 PCIe")) == gemm::arch_residual(cat.at("H100 SXM")));
+  CHECK(gemm::arch_residual(cat.at("GH200 96GB")) == gemm::arch_residual(cat.at("H200")));
+  CHECK(gemm::arch_residual(cat.at("A100 SXM4 80GB")) == gemm::arch_residual(cat.at("A100 PCIe 40GB")));
+  CHECK(gemm::arch_residual(cat.at("A100 SXM4 80GB")) != gemm::arch_residual(cat.at("H100 SXM")));
+  // Far beyond the shapes it was fitted on it steps aside and says so.
+  gemm::Shape huge = s;
+  huge.m = huge.n = huge.k = 1 << 16;
+  CHECK(gemm::per_op_time_us(huge, cat.at("P4"), gemm::fitted_call_us).by == "tile (outside the sm_61 residual's shapes)");
+  s.precision = Precision::bf16;
+  CHECK(by("P4") == "tile");
+}
+
+TEST_CASE("per-operation GEMMs: finite, bounded by the clamp, on every catalog GPU and far outside the fitted shapes", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  for (const auto& g : cat.devices())
+    for (double m : {1.0, 7.0, 4096.0, 1e6})
+      for (double k : {1.0, 300.0, 1e5})
+        for (bool tn : {false, true}) {
+          gemm::Shape s{tn ? 1.0 : 64.0, m, 512, k, tn, tn};
+          s.timed_alone = true;
+          // The residual scales the tile model without the GPU's library efficiency; outside it, the calibrated one answers.
+          const double plain = gemm::estimate(s, g, gemm::fitted).us + gemm::fitted_call_us;
+          const double calibrated = gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us + gemm::fitted_call_us;
+          const double t = gemm::per_op_time_us(s, g, gemm::fitted_call_us).us;
+          INFO(g.name << " m " << m << " k " << k);
+          CHECK(std::isfinite(t));
+          CHECK((t == Approx(calibrated) || (t >= plain * std::exp(-gemm::residual_log_clamp) * 0.999 &&
+                                             t <= plain * std::exp(gemm::residual_log_clamp) * 1.001)));
+        }
 }
 
 TEST_CASE("tile model: a single GEMM that leaves SMs idle splits its K but a batched one or one that fills the GPU does not", "[tile]") {

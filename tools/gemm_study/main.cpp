@@ -68,18 +68,19 @@ void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, cons
   if (!out) throw make_error(path, "", "cannot write");
   const auto gpus = gemm::gpus_of(rows);
   out << "gpu,op,batch,m,n,k,tn,timed_alone,measured_us,model_us,tile_m,tile_n,waves,sms,flops_per_clk_sm,load_mhz,loop_mhz,boost_mhz,"
-         "bandwidth_gbps,l2_mib,smem_kib,cc_major,tdp_w,call_us";
+         "bandwidth_gbps,l2_mib,smem_kib,cc_major,cc_minor,tdp_w,call_us,shipped_us,shipped_waves";
   for (std::size_t i = 0; i < gpus.size(); ++i) out << ",wo" << i;
   out << "\n";
   for (const auto& r : rows) {
     const Device& g = *r.gpu;
     const auto e = gemm::estimate(r.shape, g, all.params);
+    const auto shipped = gemm::estimate(r.shape, g, gemm::fitted);  // the constants the predictors use, without any library factor
     out << g.name << "," << r.op << "," << r.shape.batch << "," << r.shape.m << "," << r.shape.n << "," << r.shape.k << ","
         << r.shape.transposed_b << "," << r.call_timed() << "," << r.measured_us << "," << gemm::predict_us(r, all) << "," << e.tile.tm << ","
         << e.tile.tn << "," << e.waves << "," << g.sms << "," << g.flops_per_clk_per_sm(r.shape.precision) << ","
         << g.load_clock_mhz(r.shape.precision) << "," << g.loop_clock_mhz_at(r.shape.precision) << "," << g.boost_clock_mhz << ","
-        << g.sustained_bandwidth_gbps() << "," << g.l2_mib << "," << g.limits.shared_mem_per_sm / 1024 << "," << g.cc_major << "," << g.tdp_w
-        << "," << all.call_us(r);
+        << g.sustained_bandwidth_gbps() << "," << g.l2_mib << "," << g.limits.shared_mem_per_sm / 1024 << "," << g.cc_major << "," << g.cc_minor << ","
+        << g.tdp_w << "," << all.call_us(r) << "," << shipped.us + (r.call_timed() ? gemm::fitted_call_us : 0) << "," << shipped.waves;
     for (const Device* o : gpus) out << "," << gemm::predict_us(r, fits.at(o));
     out << "\n";
   }

@@ -11,6 +11,7 @@
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_model.hpp"
 #include "habitat/mlp/op_physics.hpp"
+#include "habitat/predict/gemm_per_op.hpp"
 #include "habitat/predict/gemm_tile_predictor.hpp"
 #include "habitat/mlp/op_rows.hpp"
 
@@ -59,11 +60,10 @@ template <MlpBackend B>
                     *r.op == ops::OpKind::linear};
       if (r.dtype == ops::DataType::bf16) s.precision = Precision::bf16, s.elem_bytes = ops::dtype_bytes(r.dtype);
       s.timed_alone = true;
-      auto call_ms = [&](const Device& g) {
-        return gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us / 1e3 + op_physics_shares.call_ms;
-      };
-      out[i] = ratio ? RowPrediction{origin_ms[i] * call_ms(*dest) / call_ms(*ratio->origin), "tile-ratio"}
-                     : RowPrediction{call_ms(*dest), "tile"};
+      // The architecture's residual where it covers the shape (gemm_per_op.hpp); `by` says whether it did.
+      const auto d_call = gemm::per_op_time_us(s, *dest, gemm::fitted_call_us);
+      out[i] = ratio ? RowPrediction{origin_ms[i] * d_call.us / gemm::per_op_time_us(s, *ratio->origin, gemm::fitted_call_us).us, "tile-ratio"}
+                     : RowPrediction{d_call.us / 1e3, d_call.by};
     } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
     } else if (r.op) {

@@ -1,0 +1,72 @@
+#pragma once
+// What a GPU's cuBLAS does that the shared tile model does not, per architecture. cuBLAS chooses its kernels by
+// SM version and shape, so every GPU of one compute capability runs the same kernel list: the tile model's
+// residual on the measured GPUs of an architecture is a function of the shape, and carries to the other GPUs of it
+// (sm_90: H100 SXM/PCIe, H200, H800, H20, GH200), whose own SMs, clocks and bandwidth stay in the tile model.
+// A small network per architecture (fitted by scripts/fit_gemm_residual.py, constants in gemm_residual_fit.hpp)
+// maps the shape to log(measured / tile model). It was fitted on operations timed one at a time (NeuSight's timed
+// calls, habitat's kernel sums), which it also carries: the measuring machines' call floor and clocks. So it serves
+// per-operation predictions (predict-ops), not a training step's kernels, and steps aside outside the shapes it saw.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+
+namespace habitat::gemm {
+
+inline constexpr std::size_t residual_inputs = 6, residual_hidden = 32;
+
+struct ArchResidual {
+  int cc_major, cc_minor;
+  bool whole_call;  // fitted on timed calls (the factor scales kernel + call) rather than kernel sums (the kernel)
+  // The fitted range of each input and of log2 FLOPs, per layout ([0]: nn, [1]: tn); outside it, no residual.
+  std::array<std::array<double, residual_inputs + 1>, 2> lo, hi;
+  std::array<double, residual_inputs> mu, sd;  // standardization of the inputs
+  std::array<double, residual_hidden * residual_inputs> w1;  // row-major [hidden][inputs]
+  std::array<double, residual_hidden> b1;
+  std::array<double, residual_hidden * residual_hidden> w2;
+  std::array<double, residual_hidden> b2;
+  std::array<double, residual_hidden> w3;
+  double b3;
+};
+
+// The network's inputs for a GEMM, and log2 of its FLOPs last (range only; scripts/fit_gemm_residual.py's features()).
+[[nodiscard]] inline std::array<double, residual_inputs + 1> residual_inputs_of(double batch, double m, double n, double k,
+                                                                               bool transposed_b, double waves) {
+  return {std::log2(m),   std::log2(n), std::log2(k), std::log2(batch), transposed_b ? 1.0 : 0.0, std::log2(std::max(waves, 1.0 / 64)),
+          std::log2(2 * batch * m * n * k)};
+}
+
+// Whether the residual saw GEMMs like this one: every input within the range fitted on its layout.
+[[nodiscard]] inline bool residual_covers(const ArchResidual& a, const std::array<double, residual_inputs + 1>& raw) {
+  const std::size_t layout = raw[4] > 0.5 ? 1 : 0;
+  for (std::size_t i = 0; i < raw.size(); ++i)
+    if (!(raw[i] >= a.lo[layout][i] && raw[i] <= a.hi[layout][i])) return false;
+  return true;
+}
+
+// log(measured / tile model) for those inputs (unclamped).
+[[nodiscard]] inline double residual_log(const ArchResidual& a, const std::array<double, residual_inputs + 1>& raw) {
+  std::array<double, residual_hidden> h1{}, h2{};
+  for (std::size_t j = 0; j < residual_hidden; ++j) {
+    double s = a.b1[j];
+    for (std::size_t i = 0; i < residual_inputs; ++i) s += a.w1[j * residual_inputs + i] * (raw[i] - a.mu[i]) / a.sd[i];
+    h1[j] = std::max(s, 0.0);
+  }
+  for (std::size_t j = 0; j < residual_hidden; ++j) {
+    double s = a.b2[j];
+    for (std::size_t i = 0; i < residual_hidden; ++i) s += a.w2[j * residual_hidden + i] * h1[i];
+    h2[j] = std::max(s, 0.0);
+  }
+  double out = a.b3;
+  for (std::size_t j = 0; j < residual_hidden; ++j) out += a.w3[j] * h2[j];
+  return out;
+}
+
+// The held-out fifth of the configurations (never fitted on; the same rule as the script's held_out()).
+[[nodiscard]] inline bool residual_held_out(double batch, double m, double n, double k) {
+  const auto i = [](double v) { return static_cast<long long>(v); };
+  return ((i(m) * 73 + i(n) * 151 + i(k) * 269 + i(batch) * 397) % 1009) % 5 == 0;
+}
+
+}  // namespace habitat::gemm
