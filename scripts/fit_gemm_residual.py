@@ -136,7 +136,7 @@ def main():
     write_header(a.header, models, len(train_rows))
 
     lines += ["## The held-out fifth of configurations, GPU in training (MAPE of the timed call or kernel sum)", "",
-              "| GPU | op | n | tile model | + median library efficiency per layout | **+ architecture residual** |",
+              "| GPU | op | n | tile model | + one median factor per layout | **+ architecture residual** |",
               "|---|---|---|---|---|---|"]
     for g in gpus:
         tr, te = train_rows[train_rows.gpu == g], d[(d.gpu == g) & d.held_out]
