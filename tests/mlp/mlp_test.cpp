@@ -129,9 +129,16 @@ TEST_CASE("ratio method: same origin and destination returns the measurement, un
   const auto csv = mlp::read_op_csv(path);
   const auto p = mlp::predict_rows(csv, set, cat, mlp::RatioSource{&cat.at("H100 SXM"), "measured"});
   CHECK(*p[0].ms == Approx(0.123));
-  CHECK(p[0].method == "tile-ratio");  // GEMM rows go to the tile model
+  // GEMM rows go to the tile model, with the residual of each side's architecture where it has one.
+  CHECK(p[0].method == "tile-ratio (destination: tile + sm_90 residual; origin: tile + sm_90 residual)");
   CHECK(*p[1].ms == Approx(0.2 * cat.at("H100 SXM").sustained_bandwidth_gbps() / cat.at("H200").sustained_bandwidth_gbps()));
   CHECK(p[1].method == "bandwidth-ratio");
+  // A GEMM with an empty side has no latency to predict, and the row says why.
+  const auto empty = test::write_temp("empty_gemm.csv", "OPName,Device,B,M,N,K\nlinear,T4,1,0,3,4\nbmm,L4,2,3,0,4\n");
+  for (const auto& e : mlp::predict_rows(mlp::read_op_csv(empty), set, cat)) {
+    CHECK(!e.ms);
+    CHECK(e.method == "no prediction: an empty matrix (a dimension of 0)");
+  }
   const auto unknown = test::write_temp("unknown_gpu.csv", "OPName,Device,B,M,N,K\nlinear,Quantum 9000,1,2,3,4\n");
   CHECK_THROWS_WITH(mlp::predict_rows(mlp::read_op_csv(unknown), set, cat), Catch::Contains("line 2") && Catch::Contains("Quantum 9000"));
 }

@@ -85,11 +85,22 @@ TEST_CASE("per-operation GEMMs: one residual per architecture, FP32 on NVIDIA GP
   CHECK(by("MI250X") == "tile");   // AMD, whatever number its gfx target has
   CHECK(by("P4") == "tile + sm_61 residual");
   CHECK(factor("P4") != Approx(1.0));
-  // GPUs of one compute capability run the same library: the same residual, their own tile model.
+  // GPUs of one compute capability run the same library: a residual of kernel sums serves all of them, with their own
+  // tile model; one of timed calls holds its rig too and serves the boards it was fitted on only.
+  REQUIRE(gemm::arch_residual(cat.at("H100 SXM")) != nullptr);
   CHECK(gemm::arch_residual(cat.at("H100 PCIe")) == gemm::arch_residual(cat.at("H100 SXM")));
   CHECK(gemm::arch_residual(cat.at("GH200 96GB")) == gemm::arch_residual(cat.at("H200")));
-  CHECK(gemm::arch_residual(cat.at("A100 SXM4 80GB")) == gemm::arch_residual(cat.at("A100 PCIe 40GB")));
-  CHECK(gemm::arch_residual(cat.at("A100 SXM4 80GB")) != gemm::arch_residual(cat.at("H100 SXM")));
+  REQUIRE(gemm::arch_residual(cat.at("A100 PCIe 40GB")) != nullptr);
+  CHECK(gemm::arch_residual(cat.at("A100 PCIe 40GB")) != gemm::arch_residual(cat.at("H100 SXM")));
+  CHECK(gemm::arch_residual(cat.at("A100 SXM4 80GB")) == nullptr);
+  CHECK(gemm::arch_residual(cat.at("P4000")) == nullptr);
+  CHECK(gemm::arch_residual(cat.at("RTX 2080 Ti")) == nullptr);
+  CHECK(by("P4000") == "tile");
+  // A linear of batch B is one GEMM of B x M rows, as the fitted linear rows (all of batch 1) were.
+  gemm::Shape batched = s, folded = s;
+  batched.batch = 4, batched.m = 256, folded.m = 1024;
+  CHECK(gemm::per_op_time_us(batched, cat.at("P4"), gemm::fitted_call_us).by == "tile + sm_61 residual");
+  CHECK(gemm::per_op_time_us(batched, cat.at("P4"), gemm::fitted_call_us).us == Approx(gemm::per_op_time_us(folded, cat.at("P4"), gemm::fitted_call_us).us));
   // Far beyond the shapes it was fitted on it steps aside and says so.
   gemm::Shape huge = s;
   huge.m = huge.n = huge.k = 1 << 16;

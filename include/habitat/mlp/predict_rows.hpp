@@ -19,7 +19,7 @@ namespace habitat::mlp {
 
 struct RowPrediction {
   std::optional<double> ms;
-  std::string method;  // "mlp", "mlp-ratio", "physics", "physics-ratio", "bandwidth-ratio" or why there is none
+  std::string method;  // "tile..." (gemm::per_op_time_us), "mlp", "mlp-ratio", "physics", "physics-ratio", "bandwidth-ratio" or why there is none
 };
 
 struct RatioSource {
@@ -60,10 +60,19 @@ template <MlpBackend B>
                     *r.op == ops::OpKind::linear};
       if (r.dtype == ops::DataType::bf16) s.precision = Precision::bf16, s.elem_bytes = ops::dtype_bytes(r.dtype);
       s.timed_alone = true;
-      // The architecture's residual where it covers the shape (gemm_per_op.hpp); `by` says whether it did.
+      if (!(s.batch > 0 && s.m > 0 && s.n > 0 && s.k > 0)) {
+        out[i] = {std::nullopt, "no prediction: an empty matrix (a dimension of 0)"};
+        continue;
+      }
+      // The architecture's residual where it serves the GPU and covers the shape (gemm_per_op.hpp); `by` says which.
       const auto d_call = gemm::per_op_time_us(s, *dest, gemm::fitted_call_us);
-      out[i] = ratio ? RowPrediction{origin_ms[i] * d_call.us / gemm::per_op_time_us(s, *ratio->origin, gemm::fitted_call_us).us, "tile-ratio"}
-                     : RowPrediction{d_call.us / 1e3, d_call.by};
+      if (!ratio) {
+        out[i] = {d_call.us / 1e3, d_call.by};
+        continue;
+      }
+      const auto o_call = gemm::per_op_time_us(s, *ratio->origin, gemm::fitted_call_us);
+      out[i] = {origin_ms[i] * d_call.us / o_call.us,
+                d_call.by == "tile" && o_call.by == "tile" ? "tile-ratio" : "tile-ratio (destination: " + d_call.by + "; origin: " + o_call.by + ")"};
     } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
     } else if (r.op) {

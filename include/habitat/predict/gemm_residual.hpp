@@ -5,12 +5,13 @@
 // (sm_90: H100 SXM/PCIe, H200, H800, H20, GH200), whose own SMs, clocks and bandwidth stay in the tile model.
 // A small network per architecture (fitted by scripts/fit_gemm_residual.py, constants in gemm_residual_fit.hpp)
 // maps the shape to log(measured / tile model). It was fitted on operations timed one at a time (NeuSight's timed
-// calls, habitat's kernel sums), which it also carries: the measuring machines' call floor and clocks. So it serves
-// per-operation predictions (predict-ops), not a training step's kernels, and steps aside outside the shapes it saw.
+// calls, habitat's kernel sums), so it serves per-operation predictions (predict-ops), not a training step's kernels,
+// and steps aside outside the shapes it saw.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <string_view>
 
 namespace habitat::gemm {
 
@@ -18,7 +19,11 @@ inline constexpr std::size_t residual_inputs = 6, residual_hidden = 32;
 
 struct ArchResidual {
   int cc_major, cc_minor;
-  bool whole_call;  // fitted on timed calls (the factor scales kernel + call) rather than kernel sums (the kernel)
+  // Fitted on timed calls (the factor scales kernel + call) rather than kernel sums (the kernel). Timed calls carry
+  // the measuring rig (its call floor, its cooling: the P4's long calls), so such a residual serves only the boards
+  // it was fitted on; a residual of kernel sums serves every GPU of the architecture.
+  bool whole_call;
+  std::array<std::string_view, 2> boards;  // the catalog names of the GPUs fitted on ("" for none)
   // The fitted range of each input and of log2 FLOPs, per layout ([0]: nn, [1]: tn); outside it, no residual.
   std::array<std::array<double, residual_inputs + 1>, 2> lo, hi;
   std::array<double, residual_inputs> mu, sd;  // standardization of the inputs
@@ -31,8 +36,10 @@ struct ArchResidual {
 };
 
 // The network's inputs for a GEMM, and log2 of its FLOPs last (range only; scripts/fit_gemm_residual.py's features()).
-[[nodiscard]] inline std::array<double, residual_inputs + 1> residual_inputs_of(double batch, double m, double n, double k,
+// A GEMM with one weight for every batch (linear, mm) is one GEMM of batch x m rows, as the fitted linear rows were.
+[[nodiscard]] inline std::array<double, residual_inputs + 1> residual_inputs_of(double batch, double m, double n, double k, bool shared_weight,
                                                                                bool transposed_b, double waves) {
+  if (shared_weight) m *= batch, batch = 1;
   return {std::log2(m),   std::log2(n), std::log2(k), std::log2(batch), transposed_b ? 1.0 : 0.0, std::log2(std::max(waves, 1.0 / 64)),
           std::log2(2 * batch * m * n * k)};
 }
