@@ -87,7 +87,7 @@ struct TensorFile {
     if (e < b || e > data.size() || e - b != count * sizeof(float))
       throw make_error(path, name, "data_offsets [" + std::to_string(b) + ", " + std::to_string(e) + ") do not fit the shape or the file");
     t.data.resize(count);
-    std::memcpy(t.data.data(), data.data() + b, count * sizeof(float));
+    if (count > 0) std::memcpy(t.data.data(), data.data() + b, count * sizeof(float));  // an empty shape has no storage to copy into
     // A non-finite weight makes every prediction non-finite: refuse the file. Denormal weights (22% of the
     // shipped bmm model's, 5% of linear's) are flushed to zero: a multiply that meets one can take a slow
     // path on x86, and at 1e-38 they change nothing (predict-ops on NeuSight's 16,661 A100 bmm rows wrote
