@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <algorithm>
 #include <map>
-#include <tuple>
 
 #include "builtin_data.hpp"
 #include "fixtures.hpp"
@@ -30,26 +29,22 @@ TEST_CASE("GEMM residual per architecture: the held-out fifth of every measured 
     double plain = 0, calibrated = 0, residual = 0, same = 0, flops = 0, bandwidth = 0;
     std::size_t n = 0, paired = 0;
   };
-  // The baselines scale the origin's measurement of the same configuration (the H100's; the A100's for the H100),
-  // its kernel time plus the destination's call where the destination was timed as calls (as the GEMM study does).
-  using Key = std::tuple<std::string, double, double, double, double>;
-  std::map<std::string, std::map<Key, const gemm::Row*>> by_gpu;
-  for (const auto& r : rows) by_gpu[r.gpu->name][Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}] = &r;
+  // The baselines scale the origin's measurement of the same configuration (gemm::origin_of), its kernel time plus
+  // the destination's call where the destination was timed as calls (as the GEMM study does).
+  const gemm::RowIndex index(rows);
   std::map<std::pair<std::string, std::string>, Sum> by;
   for (const auto& r : rows) {
     const auto& s = r.shape;
     if (!gemm::residual_held_out(s.batch, s.m, s.n, s.k)) continue;
     const double call = r.call_timed() ? gemm::fitted_call_us : 0;
-    const Device& origin = test::catalog().at(r.gpu->name == "H100 SXM" ? "A100 PCIe 40GB" : "H100 SXM");
-    if (const auto o = by_gpu[origin.name].find(Key{r.op, s.batch, s.m, s.n, s.k}); o != by_gpu[origin.name].end() && &origin != r.gpu) {
-      const double o_kernel = std::max(o->second->measured_us - (o->second->call_timed() ? gemm::fitted_call_us : 0), 0.1);
+    const Device& origin = *gemm::origin_of(*r.gpu, test::catalog());
+    if (const gemm::Row* o = &origin != r.gpu ? index.find(r, &origin) : nullptr) {
+      const auto e = gemm::baseline_errors(o->measured_us - (o->call_timed() ? gemm::fitted_call_us : 0), call, origin, *r.gpu, r.measured_us);
       auto& b = by[{r.gpu->name, r.op}];
-      auto err = [&](double factor) { return std::abs((o_kernel * factor + call) / r.measured_us - 1); };
-      b.same += err(1), b.flops += err(origin.fp32_tflops() / r.gpu->fp32_tflops());
-      b.bandwidth += err(origin.sustained_bandwidth_gbps() / r.gpu->sustained_bandwidth_gbps()), ++b.paired;
+      b.same += e.same, b.flops += e.flops, b.bandwidth += e.bandwidth, ++b.paired;
     }
     const double plain = gemm::estimate(s, *r.gpu, gemm::fitted).us + call;
-    const double calibrated = gemm::estimate(s, *r.gpu, gemm::fitted, gemm::library_efficiency(*r.gpu, s)).us + call;  // before it
+    const double calibrated = gemm::calibrated_time_us(s, *r.gpu, call);  // before it
     const double with = gemm::per_op_time_us(s, *r.gpu, call).us;
     auto& b = by[{r.gpu->name, r.op}];
     b.plain += std::abs(plain / r.measured_us - 1), b.calibrated += std::abs(calibrated / r.measured_us - 1);
@@ -91,12 +86,12 @@ TEST_CASE("GEMM residual: configurations drawn afresh, measured in another sessi
   for (const auto& r : rows) {
     const double flops = r.shape.work().flops;
     const int band = flops < 1e6 ? 0 : flops < 1e8 ? 1 : 2;
-    const double plain = gemm::estimate(r.shape, h200, gemm::fitted, gemm::library_efficiency(h200, r.shape)).us;
+    const double plain = gemm::calibrated_time_us(r.shape, h200, 0);
     const auto with = gemm::per_op_time_us(r.shape, h200, 0);
     for (int b : {band, 3}) {
       auto& s = by[{r.op, b}];
       s.plain += std::abs(plain / r.measured_us - 1), s.residual += std::abs(with.us / r.measured_us - 1), ++s.n;
-      s.covered += with.by.find("residual's shapes") == std::string::npos;
+      s.covered += with.by != gemm::PerOpTime::By::outside_residual;
     }
   }
   const char* names[] = {"under 1 MFLOP", "1-100 MFLOP", "over 100 MFLOP", "all"};

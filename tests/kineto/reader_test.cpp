@@ -284,3 +284,47 @@ TEST_CASE("a trace names its recorder and the CUPTI tracker's trace loses no pro
   CHECK(removed.host_us < 0.75 * removed.recorded_host_us);
   CHECK(std::any_of(kept.assumptions.begin(), kept.assumptions.end(), [](const std::string& a) { return a.find("CUPTI tracker") != std::string::npos; }));
 }
+
+// "Input Strides" give a GEMM's layout: nn.Linear's weight is read transposed (x @ W^T, "tn"), GPT-2's Conv1D
+// weight (x @ W) and attention's scores times values are not, attention's q @ k^T is. Without strides the old
+// rule stands (mm/addmm as nn.Linear, bmm plain); strides that do not match the shape are dropped.
+#include "habitat/ops/trace_ops.hpp"
+#include "habitat/predict/gemm_tile_predictor.hpp"
+
+TEST_CASE("Input Strides are read and decide a GEMM's layout", "[kineto][gemm]") {
+  const Trace gpt2 = kineto::read_trace(std::string(HABITAT_FIXTURES) + "/neusight_e2e/h100/gpt2_large-inf-1024-4.json.gz");
+  const Trace bert = kineto::read_trace(std::string(HABITAT_FIXTURES) + "/neusight_e2e/h100/bert_large-inf-512-8.json.gz");
+  auto layouts = [](const Trace& t, const char* op) {
+    const auto shapes = gemm::op_shapes(t);
+    std::set<bool> seen;
+    for (std::size_t i = 0; i < t.ops.size(); ++i)
+      if (t.ops[i].name == op && shapes[i]) seen.insert(shapes[i]->transposed_b);
+    return seen;
+  };
+  CHECK(layouts(gpt2, "aten::addmm") == std::set<bool>{false});  // Conv1D: x @ W
+  CHECK(layouts(bert, "aten::addmm") == std::set<bool>{true});   // nn.Linear: x @ W^T
+  CHECK(layouts(gpt2, "aten::bmm") == std::set<bool>{false, true});  // scores @ v, q @ k^T
+  for (const auto& op : gpt2.ops)
+    for (const auto& in : op.inputs) CHECK((in.strides.empty() || in.strides.size() == in.shape.size()));
+
+  auto one_mm = [](const std::string& strides) {
+    const std::string args = R"("Input Dims":[[64,128],[128,256]],"Input type":["float","float"])" + strides;
+    return R"({"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":900},)"
+           R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50,"args":{)" + args + R"(}},)"
+           R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"correlation":3}},)"
+           R"({"ph":"X","cat":"kernel","name":"sm90_xmma_gemm","pid":0,"tid":7,"ts":30,"dur":40,"args":{"correlation":3,"grid":[8,1,1],"block":[128,1,1],"stream":7}}]})";
+  };
+  auto b_transposed = [&](const char* name, const std::string& strides) {
+    const Trace t = kineto::read_trace(test::write_temp(name, one_mm(strides)));
+    const auto q = ops::op_queries(t);
+    REQUIRE(t.ops.size() == 1);
+    REQUIRE(q[0]);
+    return q[0]->b_transposed;
+  };
+  CHECK(b_transposed("mm_plain.json", R"(,"Input Strides":[[128,1],[256,1]])") == std::optional<bool>(false));
+  CHECK(b_transposed("mm_t.json", R"(,"Input Strides":[[128,1],[1,128]])") == std::optional<bool>(true));
+  CHECK(b_transposed("mm_none.json", "") == std::nullopt);
+  CHECK(b_transposed("mm_short.json", R"(,"Input Strides":[[128,1],[1]])") == std::nullopt);    // not one per dimension: dropped
+  CHECK(b_transposed("mm_odd.json", R"(,"Input Strides":[[128,1],"x"])") == std::nullopt);      // not a list
+  CHECK(b_transposed("mm_strided.json", R"(,"Input Strides":[[128,1],[512,2]])") == std::nullopt);  // neither side unit-stride
+}

@@ -12,7 +12,6 @@
 #include "habitat/mlp/op_model.hpp"
 #include "habitat/mlp/op_physics.hpp"
 #include "habitat/predict/gemm_per_op.hpp"
-#include "habitat/predict/gemm_tile_predictor.hpp"
 #include "habitat/mlp/op_rows.hpp"
 
 namespace habitat::mlp {
@@ -64,15 +63,14 @@ template <MlpBackend B>
         out[i] = {std::nullopt, "no prediction: an empty matrix (a dimension of 0)"};
         continue;
       }
-      // The architecture's residual where it serves the GPU and covers the shape (gemm_per_op.hpp); `by` says which.
+      // The architecture's residual where it serves the GPU and covers the shape (gemm_per_op.hpp); `label()` says which.
       const auto d_call = gemm::per_op_time_us(s, *dest, gemm::fitted_call_us);
       if (!ratio) {
-        out[i] = {d_call.us / 1e3, d_call.by};
+        out[i] = {d_call.us / 1e3, d_call.label()};
         continue;
       }
       const auto o_call = gemm::per_op_time_us(s, *ratio->origin, gemm::fitted_call_us);
-      out[i] = {origin_ms[i] * d_call.us / o_call.us,
-                d_call.by == "tile" && o_call.by == "tile" ? "tile-ratio" : "tile-ratio (destination: " + d_call.by + "; origin: " + o_call.by + ")"};
+      out[i] = {origin_ms[i] * d_call.us / o_call.us, gemm::ratio_label(d_call, o_call)};
     } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
     } else if (r.op) {

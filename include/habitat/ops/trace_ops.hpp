@@ -27,6 +27,20 @@ using ops::aten::Signature;
 // fp32 and bf16 have models; half, double and integers none.
 [[nodiscard]] inline std::optional<ops::DataType> dtype_of(const TensorArg& t) { return ops::data_type(t.dtype); }
 
+// Whether a matrix operand is stored transposed, from its recorded strides: its last dimension not unit-stride
+// and the one before it unit-stride (a column-major view, such as W.t()). Nothing without strides or when
+// neither dimension is unit-stride.
+[[nodiscard]] inline std::optional<bool> stored_transposed(const TensorArg& t) {
+  const auto& st = t.strides;
+  const auto& sh = t.shape;
+  if (st.size() < 2 || st.size() != sh.size()) return std::nullopt;
+  const auto last = st.back(), before = st[st.size() - 2];
+  // A dimension of extent 1 has no meaningful stride: the other decides.
+  if (last == 1 || sh.back() == 1) return false;
+  if (before == 1 || sh[sh.size() - 2] == 1) return true;
+  return std::nullopt;
+}
+
 // GEMMs are forward ops at the primitive; the backward's GEMMs are mm/bmm calls of their own.
 [[nodiscard]] inline std::optional<OpQuery> gemm(const Operation& op, const Signature& sig, ops::Pass) {
   const auto g = ops::aten::gemm_args(sig);
@@ -37,8 +51,8 @@ using ops::aten::Signature;
   if (!t) return std::nullopt;
   const auto& s = a->shape;
   const double m = double(s[s.size() - 2]), k = double(s.back()), n = double(b->shape.back());
-  if (s.size() == 3) return OpQuery{ops::OpKind::bmm, ops::Pass::forward, *t, {double(s[0]), m, n, k}};
-  return OpQuery{ops::OpKind::linear, ops::Pass::forward, *t, {1, m, n, k}};
+  if (s.size() == 3) return OpQuery{ops::OpKind::bmm, ops::Pass::forward, *t, {double(s[0]), m, n, k}, stored_transposed(*b)};
+  return OpQuery{ops::OpKind::linear, ops::Pass::forward, *t, {1, m, n, k}, stored_transposed(*b)};
 }
 
 // Square-equivalent sizes: the models were trained on square images and kernels.

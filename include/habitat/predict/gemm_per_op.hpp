@@ -12,13 +12,35 @@
 #include "habitat/predict/gemm_residual_fit.hpp"
 #include "habitat/predict/gemm_tile.hpp"
 #include "habitat/predict/gemm_tile_fit.hpp"
-#include "habitat/predict/gemm_tile_predictor.hpp"
 
 namespace habitat::gemm {
 
+// The fitted library efficiency of a GPU for FP32 GEMMs of a layout; 1 for GPUs never measured and for
+// tensor-core GEMMs (calibrated on FP32 timings only).
+[[nodiscard]] inline double library_efficiency(const Device& g, const Shape& s) {
+  if (s.precision != Precision::fp32) return 1.0;
+  for (const auto& c : calibrations)
+    if (c.gpu == g.name) return s.transposed_b ? c.tn : c.nn;
+  return 1.0;
+}
+
+// The tile model with the GPU's library efficiency (no residual), plus the call's overhead.
+[[nodiscard]] inline double calibrated_time_us(const Shape& s, const Device& g, double call_us) {
+  return estimate(s, g, fitted, library_efficiency(g, s)).us + call_us;
+}
+
 struct PerOpTime {
+  enum class By { tile, residual, outside_residual };
   double us;
-  std::string by;  // "tile", "tile + sm_90 residual", "tile (outside the sm_90 residual's shapes)"
+  By by = By::tile;
+  const ArchResidual* residual = nullptr;  // the architecture's residual, for residual and outside_residual
+
+  // What answered, for the output: "tile", "tile + sm_90 residual", "tile (outside the sm_90 residual's shapes)".
+  [[nodiscard]] std::string label() const {
+    if (by == By::tile) return "tile";
+    const std::string sm = "sm_" + std::to_string(residual->cc_major) + std::to_string(residual->cc_minor);
+    return by == By::residual ? "tile + " + sm + " residual" : "tile (outside the " + sm + " residual's shapes)";
+  }
 };
 
 // The architecture's residual for g, if one was fitted and serves g (ArchResidual::whole_call); nullptr otherwise.
@@ -32,15 +54,20 @@ struct PerOpTime {
 
 // call_us: the timed call's overhead where the GEMM was timed as one call (NeuSight's protocol), else 0.
 [[nodiscard]] inline PerOpTime per_op_time_us(const Shape& s, const Device& g, double call_us) {
-  const auto calibrated = [&] { return estimate(s, g, fitted, library_efficiency(g, s)).us + call_us; };
+  const auto calibrated = [&] { return calibrated_time_us(s, g, call_us); };
   const ArchResidual* a = s.precision == Precision::fp32 ? arch_residual(g) : nullptr;
-  if (!a) return {calibrated(), "tile"};
+  if (!a) return {calibrated()};
   const Estimate e = estimate(s, g, fitted);  // the residual was fitted on the tile model without a library efficiency
-  const std::string sm = "sm_" + std::to_string(a->cc_major) + std::to_string(a->cc_minor);
   const auto in = residual_inputs_of(s.batch, s.m, s.n, s.k, s.shared_weight, s.transposed_b, e.waves);
-  if (!residual_covers(*a, in)) return {calibrated(), "tile (outside the " + sm + " residual's shapes)"};
+  if (!residual_covers(*a, in)) return {calibrated(), PerOpTime::By::outside_residual, a};
   const double f = std::exp(std::clamp(residual_log(*a, in), -residual_log_clamp, residual_log_clamp));
-  return {a->whole_call ? (e.us + call_us) * f : e.us * f + call_us, "tile + " + sm + " residual"};
+  return {a->whole_call ? (e.us + call_us) * f : e.us * f + call_us, PerOpTime::By::residual, a};
+}
+
+// The ratio method's label: "tile-ratio", naming each side's answer where either is not the tile model alone.
+[[nodiscard]] inline std::string ratio_label(const PerOpTime& dest, const PerOpTime& origin) {
+  if (dest.by == PerOpTime::By::tile && origin.by == PerOpTime::By::tile) return "tile-ratio";
+  return "tile-ratio (destination: " + dest.label() + "; origin: " + origin.label() + ")";
 }
 
 }  // namespace habitat::gemm

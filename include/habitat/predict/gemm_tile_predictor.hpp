@@ -5,27 +5,26 @@
 // cannot run on the destination go to it (measured across generations, roofline scaling carries a GEMM
 // that still fits better: README, "Across GPU generations"); TileUse::every_gemm sends all of them. Every
 // other kernel goes to the base predictor (roofline scaling, wave scaling, or a hybrid with learned models).
+// The tile model here is the per-operation one (gemm_per_op.hpp: the architecture's residual where one serves).
+//
+// Physics scaling of a launch is blind to the operands' layout, which libraries run at different speeds on some
+// GPUs (Pascal's `tn` SGEMMs at a third of their `nn` ones for some shapes). A GEMM the base scales by physics
+// takes the destination's layout preference relative to the origin's (layout_preference below: the square
+// root of tile(layout) / tile(other layout) on each GPU), so the scaled time moves by how much more the
+// destination than the origin favours one layout (1 where neither GPU's model tells the layouts apart, and
+// exactly 1 on the same GPU).
 #include <cmath>
 #include <optional>
 #include <vector>
 
 #include "habitat/concepts.hpp"
 #include "habitat/ops/trace_ops.hpp"
+#include "habitat/predict/gemm_per_op.hpp"
 #include "habitat/predict/gemm_tile.hpp"
-#include "habitat/predict/gemm_tile_fit.hpp"
 #include "habitat/predict/kernel_work.hpp"
 #include "habitat/predict/wave_scaling.hpp"
 
 namespace habitat::gemm {
-
-// The fitted library efficiency of a GPU for FP32 GEMMs of a layout; 1 for GPUs never measured and for
-// tensor-core GEMMs (calibrated on FP32 timings only).
-[[nodiscard]] inline double library_efficiency(const Device& g, const Shape& s) {
-  if (s.precision != Precision::fp32) return 1.0;
-  for (const auto& c : calibrations)
-    if (c.gpu == g.name) return s.transposed_b ? c.tn : c.nn;
-  return 1.0;
-}
 
 // The GEMM each trace operation is (or sits in), as the tile model sees it; nothing for other operations.
 [[nodiscard]] inline std::vector<std::optional<Shape>> op_shapes(const Trace& t) {
@@ -34,7 +33,9 @@ namespace habitat::gemm {
   for (std::size_t i = 0; i < qs.size(); ++i) {
     const auto& q = qs[i];
     if (!q || (q->op != ops::OpKind::linear && q->op != ops::OpKind::bmm)) continue;
-    Shape s{q->dims[0], q->dims[1], q->dims[2], q->dims[3], q->op == ops::OpKind::linear, q->op == ops::OpKind::linear};
+    // The layout from the weight's strides where recorded; without them, mm/addmm are taken as nn.Linear's x @ W^T
+    // and bmm as plain.
+    Shape s{q->dims[0], q->dims[1], q->dims[2], q->dims[3], q->op == ops::OpKind::linear, q->b_transposed.value_or(q->op == ops::OpKind::linear)};
     s.elem_bytes = ops::dtype_bytes(q->dtype);
     out[i] = s;
   }
@@ -45,47 +46,57 @@ namespace habitat::gemm {
 // destination (the library would pick another kernel there: predict the operation, not the launch).
 enum class TileUse { every_gemm, unfit_launches };
 
+// How much slower g runs s than the geometric mean of s in both layouts: the square root of the ratio of the
+// per-operation model's times (gemm_per_op.hpp), each layout by the best model that covers it (the residual of
+// g's architecture, or the calibrated tile model where the residual has no such shapes: nn.Linear-shaped `nn`
+// GEMMs, whose only measurements are bmm's).
+[[nodiscard]] inline double layout_preference(const Shape& s, const Device& g) {
+  Shape other = s;
+  other.transposed_b = !s.transposed_b;
+  return std::sqrt(per_op_time_us(s, g, 0).us / per_op_time_us(other, g, 0).us);
+}
+
 template <class Base>
   requires KernelPredictor<Base>
 class TilePredictor {
  public:
   // `shapes` is op_shapes(t): the same for every destination, so computed once where there are several.
-  TilePredictor(Base base, std::vector<std::optional<Shape>> shapes, TileUse use = TileUse::unfit_launches, Params params = fitted)
-      : base_(std::move(base)), use_(use), params_(params), shape_(std::move(shapes)), cache_(shape_.size()) {}
-  TilePredictor(Base base, const Trace& t, TileUse use = TileUse::unfit_launches, Params params = fitted)
-      : TilePredictor(std::move(base), op_shapes(t), use, params) {}
+  TilePredictor(Base base, std::vector<std::optional<Shape>> shapes, TileUse use = TileUse::unfit_launches)
+      : base_(std::move(base)), use_(use), shape_(std::move(shapes)), cache_(shape_.size()) {}
+  TilePredictor(Base base, const Trace& t, TileUse use = TileUse::unfit_launches) : TilePredictor(std::move(base), op_shapes(t), use) {}
 
   [[nodiscard]] KernelPrediction predict(const Kernel& k, const KernelWork& w, const Device& origin, const Device& dest) const {
-    const KernelPrediction base = base_.predict(k, w, origin, dest);
-    const bool unfit = base.method == Method::roofline_operation || base.method == Method::wave_scaling_sm_ratio;
-    if ((use_ == TileUse::every_gemm || unfit) && k.kind == GpuWorkKind::kernel && k.op >= 0 &&
-        static_cast<std::size_t>(k.op) < shape_.size() && shape_[static_cast<std::size_t>(k.op)] &&
-        detail::is_math_kernel(k.name)) {
-      // Kernels of one GEMM share its ratio: computed once per operation, precision and GPU pair.
-      auto& c = cache_[static_cast<std::size_t>(k.op)];
-      if (!c.valid || c.precision != w.precision || c.origin != &origin || c.dest != &dest) {
-        Shape s = *shape_[static_cast<std::size_t>(k.op)];
-        s.precision = w.precision;  // TF32 or BF16 where the kernel ran on tensor cores
-        const double o = estimate(s, origin, params_, library_efficiency(origin, s)).us;
-        s.precision = datapath(w, origin, dest);
-        const double d = estimate(s, dest, params_, library_efficiency(dest, s)).us;
-        c = {true, w.precision, &origin, &dest, o > 0 ? d / o : std::nan("")};
-      }
-      if (std::isfinite(c.ratio)) return {k.duration_us * c.ratio, Method::tile_model, 0};
+    KernelPrediction base = base_.predict(k, w, origin, dest);
+    if (k.kind != GpuWorkKind::kernel || k.op < 0 || static_cast<std::size_t>(k.op) >= shape_.size() || !shape_[static_cast<std::size_t>(k.op)] ||
+        !detail::is_math_kernel(k.name))
+      return base;
+    // Kernels of one GEMM share its factors: computed once per operation, precision and GPU pair.
+    auto& c = cache_[static_cast<std::size_t>(k.op)];
+    if (!c.valid || c.precision != w.precision || c.origin != &origin || c.dest != &dest) {
+      Shape o = *shape_[static_cast<std::size_t>(k.op)];
+      o.precision = w.precision;  // TF32 or BF16 where the kernel ran on tensor cores
+      Shape d = o;
+      d.precision = datapath(w, origin, dest);
+      const double to = per_op_time_us(o, origin, 0).us, td = per_op_time_us(d, dest, 0).us;
+      c = {true, w.precision, &origin, &dest, to > 0 ? td / to : std::nan(""), layout_preference(d, dest) / layout_preference(o, origin)};
     }
+    const bool unfit = base.method == Method::roofline_operation || base.method == Method::wave_scaling_sm_ratio;
+    if ((use_ == TileUse::every_gemm || unfit) && std::isfinite(c.ratio)) return {k.duration_us * c.ratio, Method::tile_model, 0};
+    if ((base.method == Method::roofline_scaling || base.method == Method::wave_scaling) && std::isfinite(c.layout) && c.layout > 0)
+      base.duration_us *= c.layout;
     return base;
   }
 
  private:
   Base base_;
   TileUse use_;
-  Params params_;
   std::vector<std::optional<Shape>> shape_;  // per trace operation: the GEMM it is or sits in
   struct Cached {
     bool valid = false;
     Precision precision = Precision::fp32;
     const Device *origin = nullptr, *dest = nullptr;
-    double ratio = 0;
+    double ratio = 0;   // tile(dest) / tile(origin)
+    double layout = 1;  // the layout factor for physics scaling (above)
   };
   mutable std::vector<Cached> cache_;  // per trace operation (so one predictor serves one thread)
 };

@@ -4,6 +4,7 @@
 // (and H200) measurements of the same configurations (data/opdata/<gpu>_neusight, CUPTI kernel sums).
 // Fits the model's shared constants, leaves one GPU out at a time, and predicts each GPU from the H100
 // measurement by the ratio method; every error is reported next to the simple baselines.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "habitat/detail/nelder_mead.hpp"
@@ -170,21 +172,57 @@ using LeaveOutFits = std::map<const Device*, Fit>;
   return out;
 }
 
+// The GPU whose measurement of the same configuration the ratio method and the baselines scale: the H100's; the
+// A100's for the H100 itself.
+[[nodiscard]] inline const Device* origin_of(const Device& g, const Catalog& cat) {
+  return g.name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
+}
+
+// Every row by GPU and configuration, to find the origin's measurement of a row's configuration.
+class RowIndex {
+ public:
+  explicit RowIndex(const std::vector<Row>& rows) {
+    for (const auto& r : rows) by_gpu_[r.gpu][key(r)] = &r;
+  }
+  [[nodiscard]] const Row* find(const Row& r, const Device* gpu) const {
+    const auto g = by_gpu_.find(gpu);
+    if (g == by_gpu_.end()) return nullptr;
+    const auto it = g->second.find(key(r));
+    return it == g->second.end() ? nullptr : it->second;
+  }
+
+ private:
+  using Key = std::tuple<std::string, double, double, double, double>;
+  static Key key(const Row& r) { return {r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}; }
+  std::map<const Device*, std::map<Key, const Row*>> by_gpu_;
+};
+
+// Absolute errors of the simple baselines for a row measured at `measured_us` on g: the origin's kernel time scaled
+// by 1, by the ratio of peak FLOPS and by the ratio of sustained bandwidth, plus the destination's call overhead
+// (`over`, 0 where its rows are kernel sums), so every column compares like with like.
+struct BaselineErrors {
+  double same = 0, flops = 0, bandwidth = 0;
+};
+[[nodiscard]] inline BaselineErrors baseline_errors(double origin_kernel_us, double over, const Device& origin, const Device& g,
+                                                    double measured_us) {
+  const double k = std::max(origin_kernel_us, 0.1);
+  auto err = [&](double factor) { return std::abs((k * factor + over) / measured_us - 1); };
+  return {err(1), err(origin.fp32_tflops() / g.fp32_tflops()), err(origin.sustained_bandwidth_gbps() / g.sustained_bandwidth_gbps())};
+}
+
 // Leave-one-GPU-out: per GPU and op, the model fitted without that GPU (`fits`), directly and by the ratio
 // method from the origin GPU's measurement of the same configuration (H100; the A100 for the H100 itself).
 // `full` is the fit on every row (the caller's, made once), for the calibrated column.
 [[nodiscard]] inline std::vector<ErrorRow> leave_one_gpu_out(const std::vector<Row>& rows, const Catalog& cat, const Fit& full,
                                                              const LeaveOutFits& fits) {
   const auto gpus = gpus_of(rows);
-  using Key = std::tuple<std::string, double, double, double, double>;
-  std::map<const Device*, std::map<Key, const Row*>> by_gpu;
-  for (const auto& r : rows) by_gpu[r.gpu][Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}] = &r;
+  const RowIndex index(rows);
   std::vector<ErrorRow> out;
   const Calibrations full_cal = calibrate(rows, full);
   for (const Device* g : gpus) {
     const Fit& f = fits.at(g);
     const Calibrations cal = calibrate(rows, f);  // the left-out GPU's own entry is never used below
-    const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
+    const Device* origin = origin_of(*g, cat);
     for (const char* op : {"linear", "bmm"}) {
       ErrorRow e{g->name, op};
       e.origin = origin ? origin->name : "";
@@ -194,9 +232,9 @@ using LeaveOutFits = std::map<const Device*, Fit>;
         ++e.n;
         e.model += std::abs(predict_us(r, f) / r.measured_us - 1);
         e.calibrated += std::abs(predict_us(r, full, kappa_of(full_cal, g, r.shape.transposed_b)) / r.measured_us - 1);
-        const auto it = origin ? by_gpu[origin].find(Key{r.op, r.shape.batch, r.shape.m, r.shape.n, r.shape.k}) : by_gpu[g].end();
-        if (!origin || it == by_gpu[origin].end()) continue;
-        const Row& o = *it->second;
+        const Row* found = origin ? index.find(r, origin) : nullptr;
+        if (!found) continue;
+        const Row& o = *found;
         ++paired;
         const double o_kernel = o.measured_us - f.call_us(o);  // the origin's kernel time
         const double over = f.call_us(r);
@@ -204,12 +242,8 @@ using LeaveOutFits = std::map<const Device*, Fit>;
         const double ratio = estimate(r.shape, *g, f.params).us /
                              estimate(o.shape, *origin, f.params, kappa_of(cal, origin, o.shape.transposed_b)).us;
         e.ratio += std::abs((std::max(o_kernel, 0.1) * ratio + over) / r.measured_us - 1);
-        // Baselines scale the origin's kernel time and add the same call overhead where the destination's
-        // rows were timed as calls, so every column compares like with like.
-        auto base = [&](double factor) { return std::abs((std::max(o_kernel, 0.1) * factor + over) / r.measured_us - 1); };
-        e.same += base(1);
-        e.flops += base(origin->fp32_tflops() / g->fp32_tflops());
-        e.bandwidth += base(origin->sustained_bandwidth_gbps() / g->sustained_bandwidth_gbps());
+        const auto b = baseline_errors(o_kernel, over, *origin, *g, r.measured_us);
+        e.same += b.same, e.flops += b.flops, e.bandwidth += b.bandwidth;
       }
       if (e.n == 0) continue;
       e.model /= double(e.n);

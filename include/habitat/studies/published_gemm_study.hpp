@@ -40,7 +40,7 @@ struct GemmRow {
 // back as the public benchmark does (a card whose SGEMM loops run below boost is timed as such: Shape::timed_alone).
 [[nodiscard]] inline double predicted_mm_tflops(const Device& g, Precision p, double n) {
   gemm::Shape s{1, n, n, n, true, false, true, p, p == Precision::fp32 || p == Precision::tf32 ? 4.0 : 2.0};
-  const double us = gemm::estimate(s, g, gemm::fitted, gemm::library_efficiency(g, s)).us;
+  const double us = gemm::calibrated_time_us(s, g, 0);
   return 2 * n * n * n / us * 1e-6;
 }
 

@@ -67,6 +67,7 @@ struct TensorArg {
   std::vector<std::int64_t> shape;  // empty for scalars and lists whose shapes were not recorded
   std::string dtype;                // as the framework spells it: "float", "c10::BFloat16", "TensorList", ...
   std::string value;                // concrete value of scalar arguments ("[2, 2]", "True"), else empty
+  std::vector<std::int64_t> strides;  // one per dimension of `shape` where the profiler recorded them, else empty
 };
 
 struct Operation {

@@ -46,7 +46,7 @@ using error_code = boost::system::error_code;
 enum class Field : unsigned char {
   none, ph, cat, name, ts, dur, tid, args,
   correlation, stream, grid, block, registers, shared_memory, bytes, collective, nelems, group_size, dtype, sequence, external_id,
-  input_dims, input_types, input_values
+  input_dims, input_strides, input_types, input_values
 };
 
 struct Key {
@@ -81,7 +81,9 @@ inline Key arg_key(std::string_view k) {
       if (is(k, "correlation")) return {Field::correlation};
       if (is(k, "External id")) return {Field::external_id};
       return is(k, "Input types") ? Key{Field::input_types, 1} : Key{};
-    case 13: return is(k, "shared memory") ? Key{Field::shared_memory} : is(k, "In msg nelems") ? Key{Field::nelems} : Key{};
+    case 13:
+      if (is(k, "Input Strides")) return {Field::input_strides, 0};
+      return is(k, "shared memory") ? Key{Field::shared_memory} : is(k, "In msg nelems") ? Key{Field::nelems} : Key{};
     case 15:
       if (is(k, "Sequence number")) return {Field::sequence, 0};
       if (is(k, "sequence number")) return {Field::sequence, 1};
@@ -96,7 +98,7 @@ inline Key arg_key(std::string_view k) {
 enum class Section { none, trace_events, device_properties, distributed_info };
 
 // Depths count open containers: 1 the document's object, 2 a top-level array ("distributedInfo": an object), 3 an
-// event, 4 its "args", 5 an array inside "args" ("grid", "Input Dims"), 6 an element of "Input Dims".
+// event, 4 its "args", 5 an array inside "args" ("grid", "Input Dims"), 6 an element of "Input Dims" or "Input Strides".
 template <EventSink Sink>
 class EventHandler {
  public:
@@ -255,7 +257,7 @@ class EventHandler {
       Dims& d = arg_.field == Field::grid ? ev_.grid : ev_.block;
       return d.n < 3 ? &d.v[d.n++] : (++d.n, nullptr);
     }
-    if (depth_ == 6 && in_args_ && arg_.field == Field::input_dims && shape_open_) {
+    if (depth_ == 6 && in_args_ && int_lists() && shape_open_) {
       shape_scalar_.clear();
       return &shape_scalar_;  // a dimension: the caller pushes it once it holds the value
     }
@@ -275,7 +277,7 @@ class EventHandler {
     };
     if (arg_.field == Field::input_types) put(ev_.types, ev_.n_types);
     else if (arg_.field == Field::input_values) put(ev_.values, ev_.n_values);
-    else if (arg_.field == Field::input_dims) new_shape(false);  // a non-array element: an input without a shape
+    else if (int_lists()) new_shape(false);  // a non-array element: an input without a shape
   }
 
   void number(double v) {
@@ -295,14 +297,22 @@ class EventHandler {
     else if (depth_ == 5 && in_args_) list_element({});
   }
 
+  // The lists of integer lists ("Input Dims": a shape per input; "Input Strides": its strides) the current field
+  // fills, with their count; nullptr for other fields.
+  [[nodiscard]] IntLists* int_lists() {
+    return arg_.field == Field::input_dims ? &ev_.shapes : arg_.field == Field::input_strides ? &ev_.strides : nullptr;
+  }
+
   void push_dim() {
-    if (auto d = as_whole(shape_scalar_, 0, 0x1p62)) ev_.shapes[ev_.n_dims - 1].push_back(*d);
+    IntLists& l = *int_lists();
+    if (auto d = as_whole(shape_scalar_, 0, 0x1p62)) l.lists[l.n - 1].push_back(*d);
   }
 
   void new_shape(bool open) {
-    if (ev_.n_dims < ev_.shapes.size()) ev_.shapes[ev_.n_dims].clear();
-    else ev_.shapes.emplace_back();
-    ++ev_.n_dims;
+    IntLists& l = *int_lists();
+    if (l.n < l.lists.size()) l.lists[l.n].clear();
+    else l.lists.emplace_back();
+    ++l.n;
     shape_open_ = open;
   }
 
@@ -317,7 +327,8 @@ class EventHandler {
       flag = is_array;
       n = 0;
     };
-    if (arg_.field == Field::input_dims) start(dims_rank_, ev_.dims_array, ev_.n_dims);
+    if (arg_.field == Field::input_dims) start(dims_rank_, ev_.shapes.is_array, ev_.shapes.n);
+    else if (arg_.field == Field::input_strides) start(strides_rank_, ev_.strides.is_array, ev_.strides.n);
     else if (arg_.field == Field::input_types) start(types_rank_, ev_.types_array, ev_.n_types);
     else if (arg_.field == Field::input_values) start(values_rank_, ev_.values_array, ev_.n_values);
     if (!is_array && arg_.field != Field::none) arg_.field = Field::none;  // an object where a list belongs: ignored
@@ -356,7 +367,7 @@ class EventHandler {
       ev_.is_object = object;
       top_ = {};
       in_args_ = false;
-      dims_rank_ = types_rank_ = values_rank_ = 99;
+      dims_rank_ = strides_rank_ = types_rank_ = values_rank_ = 99;
       return true;
     }
     if (!event_object_) return true;
@@ -372,7 +383,7 @@ class EventHandler {
         d.clear();
         d.present = true;
         d.is_array = !object;
-      } else if (arg_.field == Field::input_dims || arg_.field == Field::input_types || arg_.field == Field::input_values) {
+      } else if (int_lists() || arg_.field == Field::input_types || arg_.field == Field::input_values) {
         start_list(!object);
       } else if (Scalar* x = scalar_slot_at(4)) {
         x->kind = Scalar::Kind::other;
@@ -380,7 +391,7 @@ class EventHandler {
       return true;
     }
     if (depth_ == 6) {  // a container inside a list: an input's shape, or an element of another kind
-      if (arg_.field == Field::input_dims) new_shape(!object);
+      if (int_lists()) new_shape(!object);
       else if (arg_.field == Field::grid || arg_.field == Field::block) {
         --depth_;
         other();
@@ -427,7 +438,7 @@ class EventHandler {
   std::string part_, top_key_;
   Key top_, arg_;
   bool event_object_ = false, in_args_ = false, shape_open_ = false;
-  int dims_rank_ = 99, types_rank_ = 99, values_rank_ = 99;
+  int dims_rank_ = 99, strides_rank_ = 99, types_rank_ = 99, values_rank_ = 99;
   Scalar shape_scalar_;
   RawEvent ev_;
   RawDistributed dist_;

@@ -103,6 +103,18 @@ struct RawDistributed {
   Scalar rank, world_size, backend;
 };
 
+// A list of integer lists read in place: the first n of `lists` are this event's (the rest are buffers kept from
+// earlier events); is_array: the field was an array (anything else is ignored).
+struct IntLists {
+  std::size_t n = 0;
+  bool is_array = false;
+  std::vector<std::vector<std::int64_t>> lists;
+
+  [[nodiscard]] const std::vector<std::int64_t>* at(std::size_t i) const { return is_array && i < n ? &lists[i] : nullptr; }
+  [[nodiscard]] std::size_t size() const { return is_array ? n : 0; }
+  void clear() { n = 0, is_array = false; }
+};
+
 // The fields of one event (top level and its "args") that the reader uses. Buffers are reused from one
 // event to the next, so reading an event allocates nothing once the first few have been read.
 struct RawEvent {
@@ -114,10 +126,11 @@ struct RawEvent {
   Scalar external_id;  // "External id": the CPU operation an event belongs to (its launches and, in some exporters, its GPU events)
   int sequence_rank = 99;  // which spelling of the sequence number was seen ("Sequence number" first)
   Dims grid, block;
-  // "Input Dims" (a shape per input), "Input type" and "Concrete Inputs" (a string per input).
-  std::size_t n_dims = 0, n_types = 0, n_values = 0;
-  bool dims_array = false, types_array = false, values_array = false;
-  std::vector<std::vector<std::int64_t>> shapes;
+  // "Input Dims" (a shape per input), "Input Strides" (its strides, where recorded), "Input type" and "Concrete
+  // Inputs" (a string per input).
+  IntLists shapes, strides;
+  std::size_t n_types = 0, n_values = 0;
+  bool types_array = false, values_array = false;
   std::vector<std::string> types, values;
 
   void clear() {
@@ -128,8 +141,10 @@ struct RawEvent {
     sequence_rank = 99;
     grid.clear();
     block.clear();
-    n_dims = n_types = n_values = 0;
-    dims_array = types_array = values_array = false;
+    shapes.clear();
+    strides.clear();
+    n_types = n_values = 0;
+    types_array = values_array = false;
   }
 };
 

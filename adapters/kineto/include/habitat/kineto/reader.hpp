@@ -496,10 +496,10 @@ struct Collector {
   // "allreduce"), else the annotation's ("all_to_all", "send", ...), which the model leaves at its recorded time.
   void add_collective_mark(const RawEvent& e, double ts, double dur) {
     const auto r = as_whole(e.group_size, 1, max_ranks);
-    if (!e.dims_array || e.n_dims == 0 || (e.group_size.present() && !r)) return;  // as a kernel's own collective is read
+    if (e.shapes.size() == 0 || (e.group_size.present() && !r)) return;  // as a kernel's own collective is read
     double bytes = 0;
-    for (std::size_t i = 0; i < e.n_dims; ++i)
-      bytes += cost::bytes_of(TensorArg{e.shapes[i], e.types_array && i < e.n_types ? e.types[i] : std::string(), {}});
+    for (std::size_t i = 0; i < e.shapes.size(); ++i)
+      bytes += cost::bytes_of(TensorArg{*e.shapes.at(i), e.types_array && i < e.n_types ? e.types[i] : std::string(), {}, {}});
     const std::string_view written = e.name.str(), kind = written.substr(5);
     const auto modelled = comm::collective_kind(kind);
     collective_marks.push_back({as_id(e.tid), ts, ts + dur,
@@ -562,11 +562,13 @@ struct Collector {
     op.thread = as_id(e.tid);
     op.sequence = as_whole(e.sequence, -1, 0x1p62).value_or(-1);
     op.backward = op.name.find("Backward") != std::string::npos || op.name.starts_with("autograd::engine::evaluate_function");
-    const std::size_t n = std::max(e.dims_array ? e.n_dims : 0, e.types_array ? e.n_types : 0);
+    const std::size_t n = std::max(e.shapes.size(), e.types_array ? e.n_types : 0);
     op.inputs.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       TensorArg& t = op.inputs[i];
-      if (e.dims_array && i < e.n_dims) t.shape = e.shapes[i];
+      if (const auto* d = e.shapes.at(i)) t.shape = *d;
+      // Strides only where they describe the shape read (one per dimension): a tensor's layout, or nothing.
+      if (const auto* st = e.strides.at(i); st && st->size() == t.shape.size()) t.strides = *st;
       if (e.types_array && i < e.n_types) t.dtype = e.types[i];
       if (e.values_array && i < e.n_values) t.value = e.values[i];
     }
