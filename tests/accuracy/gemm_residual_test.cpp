@@ -37,7 +37,9 @@ TEST_CASE("GEMM residual per architecture: the held-out fifth of every measured 
     const auto& s = r.shape;
     if (!gemm::residual_held_out(s.batch, s.m, s.n, s.k)) continue;
     const double call = r.call_timed() ? gemm::fitted_call_us : 0;
-    const Device& origin = *gemm::origin_of(*r.gpu, test::catalog());
+    const Device* origin_ptr = gemm::origin_of(*r.gpu, test::catalog());
+    REQUIRE(origin_ptr);
+    const Device& origin = *origin_ptr;
     if (const gemm::Row* o = &origin != r.gpu ? index.find(r, &origin) : nullptr) {
       const auto e = gemm::baseline_errors(o->measured_us - (o->call_timed() ? gemm::fitted_call_us : 0), call, origin, *r.gpu, r.measured_us);
       auto& b = by[{r.gpu->name, r.op}];
@@ -61,6 +63,7 @@ TEST_CASE("GEMM residual per architecture: the held-out fifth of every measured 
                 100 * b.calibrated / b.n, 100 * with, b.paired, 100 * b.same / p, 100 * b.flops / p, 100 * b.bandwidth / p);
     INFO(key.first << " " << key.second);
     CHECK(b.n > 300);
+    CHECK(b.paired > 30);  // the baselines found the origin's measurement of some of the same configurations (39-1314)
     CHECK(with < plain);
     CHECK(with < 0.18);  // 5.8-17.1% when fitted (the P4's linear highest)
     mean += with / by.size();

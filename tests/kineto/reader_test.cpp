@@ -322,9 +322,13 @@ TEST_CASE("Input Strides are read and decide a GEMM's layout", "[kineto][gemm]")
     return q[0]->b_transposed;
   };
   CHECK(b_transposed("mm_plain.json", R"(,"Input Strides":[[128,1],[256,1]])") == std::optional<bool>(false));
+  CHECK_FALSE(gemm::layout_assumed(kineto::read_trace(test::write_temp("mm_plain.json", one_mm(R"(,"Input Strides":[[128,1],[256,1]])")))));
+  CHECK(gemm::layout_assumed(kineto::read_trace(test::write_temp("mm_none.json", one_mm("")))));
+  CHECK_FALSE(gemm::layout_assumed(gpt2));
   CHECK(b_transposed("mm_t.json", R"(,"Input Strides":[[128,1],[1,128]])") == std::optional<bool>(true));
   CHECK(b_transposed("mm_none.json", "") == std::nullopt);
   CHECK(b_transposed("mm_short.json", R"(,"Input Strides":[[128,1],[1]])") == std::nullopt);    // not one per dimension: dropped
   CHECK(b_transposed("mm_odd.json", R"(,"Input Strides":[[128,1],"x"])") == std::nullopt);      // not a list
-  CHECK(b_transposed("mm_strided.json", R"(,"Input Strides":[[128,1],[512,2]])") == std::nullopt);  // neither side unit-stride
+  CHECK(b_transposed("mm_strided.json", R"(,"Input Strides":[[128,1],[512,2]])") == std::optional<bool>(false));  // copied to row-major
+  CHECK(b_transposed("mm_expanded.json", R"(,"Input Strides":[[128,1],[1,0]])") == std::optional<bool>(false));   // expanded: copied
 }

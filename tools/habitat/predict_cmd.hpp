@@ -106,13 +106,16 @@ inline Trace load(const std::string& path, const Common& c) {
   return t;
 }
 
+// Whether the predictor takes GEMMs through the tile model (and so the operands' layout): all but the plain scalings.
+inline bool uses_tiles(const Common& c) { return c.predictor != "scaling" && c.predictor != "wave"; }
+
 inline std::vector<PredictedTrace> predict_all(const Trace& t, const std::vector<KernelWork>& work, const Device& origin,
                                         const std::vector<const Device*>& dests, const Common& c) {
   std::vector<PredictedTrace> out;
   const auto predictor = cli::make_predictor(c.scaling, c.waves, c.gamma);
   // What depends on the trace and the origin only is computed once, not per destination.
   const KernelLabels labels = kernel_labels(t);
-  const bool tiles = c.predictor != "scaling" && c.predictor != "wave";
+  const bool tiles = uses_tiles(c);
   const auto shapes = tiles ? gemm::op_shapes(t) : std::vector<std::optional<gemm::Shape>>{};
   std::optional<mlp::ModelSet<mlp::EigenBackend>> models;
   std::optional<mlp::OriginPlan<mlp::EigenBackend>> plan;
@@ -319,6 +322,9 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
       }
     for (const auto& [n, gpus] : by_note) note({"on " + gpus + ": " + n});
   }
+  if (uses_tiles(c) && gemm::layout_assumed(t))
+    note({"GEMM operand layout not recorded (no Input Strides for some GEMMs): those mm/addmm taken as x @ W^T (nn.Linear) and "
+          "bmm as x @ W (README, \"The operands' layout\")"});
   {  // one line for every GPU whose clock under load is an estimate from its power limit
     std::string derived;
     for (const Device* d : dests)

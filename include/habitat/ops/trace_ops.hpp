@@ -3,7 +3,9 @@
 // the profiler recorded (below both predict/, whose tile model reads GEMM shapes here, and mlp/). GEMMs are matched at the primitive (mm, addmm, bmm), so the GEMMs of a
 // backward pass are predicted by their own shapes; convolution, normalization, attention and LSTM
 // backward ops map to the model's backward pass.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -27,18 +29,19 @@ using ops::aten::Signature;
 // fp32 and bf16 have models; half, double and integers none.
 [[nodiscard]] inline std::optional<ops::DataType> dtype_of(const TensorArg& t) { return ops::data_type(t.dtype); }
 
-// Whether a matrix operand is stored transposed, from its recorded strides: its last dimension not unit-stride
-// and the one before it unit-stride (a column-major view, such as W.t()). Nothing without strides or when
-// neither dimension is unit-stride.
+// Whether a matrix operand reaches BLAS transposed, from its recorded strides, as PyTorch decides before calling
+// cuBLAS: row-major (last dimension unit-stride, rows at least a row apart) goes as it is; column-major (the one
+// before it unit-stride, columns at least a column apart: a view such as W.t()) goes transposed; anything else
+// (expanded, strided) is first copied to row-major. Nothing without strides.
 [[nodiscard]] inline std::optional<bool> stored_transposed(const TensorArg& t) {
   const auto& st = t.strides;
   const auto& sh = t.shape;
   if (st.size() < 2 || st.size() != sh.size()) return std::nullopt;
-  const auto last = st.back(), before = st[st.size() - 2];
-  // A dimension of extent 1 has no meaningful stride: the other decides.
-  if (last == 1 || sh.back() == 1) return false;
-  if (before == 1 || sh[sh.size() - 2] == 1) return true;
-  return std::nullopt;
+  const auto n = st.size();
+  const std::int64_t rows = std::max<std::int64_t>(sh[n - 2], 1), cols = std::max<std::int64_t>(sh[n - 1], 1);
+  if (st[n - 1] == 1 && st[n - 2] >= cols) return false;
+  if (st[n - 2] == 1 && st[n - 1] >= rows) return true;
+  return false;
 }
 
 // GEMMs are forward ops at the primitive; the backward's GEMMs are mm/bmm calls of their own.

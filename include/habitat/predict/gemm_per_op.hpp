@@ -2,7 +2,7 @@
 // A GEMM timed on its own, one operation at a time (predict-ops): the tile model with the residual of the GPU's
 // architecture (gemm_residual.hpp) where one serves the GPU and covers the shape; NVIDIA GPUs only, FP32 only (the
 // data's precision). Elsewhere the tile model with the GPU's large-GEMM library efficiency where it was measured
-// (library_efficiency), as in a trace; the answer says which.
+// (library_efficiency); the answer says which. A trace's GEMMs use it with no call overhead (call_us = 0).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -37,7 +37,7 @@ struct PerOpTime {
 
   // What answered, for the output: "tile", "tile + sm_90 residual", "tile (outside the sm_90 residual's shapes)".
   [[nodiscard]] std::string label() const {
-    if (by == By::tile) return "tile";
+    if (by == By::tile || !residual) return "tile";
     const std::string sm = "sm_" + std::to_string(residual->cc_major) + std::to_string(residual->cc_minor);
     return by == By::residual ? "tile + " + sm + " residual" : "tile (outside the " + sm + " residual's shapes)";
   }
@@ -60,8 +60,13 @@ struct PerOpTime {
   const Estimate e = estimate(s, g, fitted);  // the residual was fitted on the tile model without a library efficiency
   const auto in = residual_inputs_of(s.batch, s.m, s.n, s.k, s.shared_weight, s.transposed_b, e.waves);
   if (!residual_covers(*a, in)) return {calibrated(), PerOpTime::By::outside_residual, a};
-  const double f = std::exp(std::clamp(residual_log(*a, in), -residual_log_clamp, residual_log_clamp));
-  return {a->whole_call ? (e.us + call_us) * f : e.us * f + call_us, PerOpTime::By::residual, a};
+  const double log_f = std::clamp(residual_log(*a, in), -residual_log_clamp, residual_log_clamp);
+  if (!a->whole_call) return {e.us * std::exp(log_f) + call_us, PerOpTime::By::residual, a};
+  // Fitted on whole timed calls (kernel and call overhead): a call as timed takes it whole; a kernel alone (a
+  // trace's, call_us = 0) takes the share of the correction its time has in the call, so a GEMM of a few
+  // microseconds, whose timed call is mostly overhead, is not moved by the overhead's variations.
+  if (call_us > 0) return {(e.us + call_us) * std::exp(log_f), PerOpTime::By::residual, a};
+  return {e.us * std::exp(log_f * e.us / (e.us + fitted_call_us)), PerOpTime::By::residual, a};
 }
 
 // The ratio method's label: "tile-ratio", naming each side's answer where either is not the tile model alone.

@@ -5,8 +5,9 @@
 // (sm_90: H100 SXM/PCIe, H200, H800, H20, GH200), whose own SMs, clocks and bandwidth stay in the tile model.
 // A small network per architecture (fitted by scripts/fit_gemm_residual.py, constants in gemm_residual_fit.hpp)
 // maps the shape to log(measured / tile model). It was fitted on operations timed one at a time (NeuSight's timed
-// calls, habitat's kernel sums), so it serves per-operation predictions (predict-ops), not a training step's kernels,
-// and steps aside outside the shapes it saw.
+// calls, habitat's kernel sums): it serves per-operation predictions (predict-ops) and, in a trace, the GEMMs the
+// tile ratio takes and the layout preference of those physics scales (gemm_tile_predictor.hpp); it steps aside
+// outside the shapes it saw.
 #include <algorithm>
 #include <array>
 #include <cmath>

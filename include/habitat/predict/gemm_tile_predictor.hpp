@@ -10,9 +10,8 @@
 // Physics scaling of a launch is blind to the operands' layout, which libraries run at different speeds on some
 // GPUs (Pascal's `tn` SGEMMs at a third of their `nn` ones for some shapes). A GEMM the base scales by physics
 // takes the destination's layout preference relative to the origin's (layout_preference below: the square
-// root of tile(layout) / tile(other layout) on each GPU), so the scaled time moves by how much more the
-// destination than the origin favours one layout (1 where neither GPU's model tells the layouts apart, and
-// exactly 1 on the same GPU).
+// root of the per-operation model's time in its layout over the other layout's, on each GPU), so the scaled time
+// moves by how much more the destination than the origin favours one layout (exactly 1 on the same GPU).
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -42,6 +41,14 @@ namespace habitat::gemm {
   return out;
 }
 
+// Whether some GEMM of t has no recorded layout (no "Input Strides": older PyTorch, or another exporter), so
+// op_shapes assumed one; the output names the assumption.
+[[nodiscard]] inline bool layout_assumed(const Trace& t) {
+  for (const auto& q : ops::op_queries(t))
+    if (q && (q->op == ops::OpKind::linear || q->op == ops::OpKind::bmm) && !q->b_transposed) return true;
+  return false;
+}
+
 // Which GEMM kernels the tile model takes: every one, or only those whose launch cannot run on the
 // destination (the library would pick another kernel there: predict the operation, not the launch).
 enum class TileUse { every_gemm, unfit_launches };
@@ -49,7 +56,9 @@ enum class TileUse { every_gemm, unfit_launches };
 // How much slower g runs s than the geometric mean of s in both layouts: the square root of the ratio of the
 // per-operation model's times (gemm_per_op.hpp), each layout by the best model that covers it (the residual of
 // g's architecture, or the calibrated tile model where the residual has no such shapes: nn.Linear-shaped `nn`
-// GEMMs, whose only measurements are bmm's).
+// GEMMs, whose only measurements are bmm's). Where the two layouts come from different models the quotient also
+// carries the residual's correction of the covered one; that is measured, not assumed away (README, "The
+// operands' layout": taking the calibrated model for both whenever one is uncovered measured worse).
 [[nodiscard]] inline double layout_preference(const Shape& s, const Device& g) {
   Shape other = s;
   other.transposed_b = !s.transposed_b;
@@ -72,13 +81,14 @@ class TilePredictor {
       return base;
     // Kernels of one GEMM share its factors: computed once per operation, precision and GPU pair.
     auto& c = cache_[static_cast<std::size_t>(k.op)];
-    if (!c.valid || c.precision != w.precision || c.origin != &origin || c.dest != &dest) {
+    if (!c.valid || c.precision != w.precision || c.tf32 != w.tf32_allowed || c.origin != &origin || c.dest != &dest) {
       Shape o = *shape_[static_cast<std::size_t>(k.op)];
       o.precision = w.precision;  // TF32 or BF16 where the kernel ran on tensor cores
       Shape d = o;
       d.precision = datapath(w, origin, dest);
       const double to = per_op_time_us(o, origin, 0).us, td = per_op_time_us(d, dest, 0).us;
-      c = {true, w.precision, &origin, &dest, to > 0 ? td / to : std::nan(""), layout_preference(d, dest) / layout_preference(o, origin)};
+      c = {true, w.precision, w.tf32_allowed, &origin, &dest, to > 0 ? td / to : std::nan(""),
+           layout_preference(d, dest) / layout_preference(o, origin)};
     }
     const bool unfit = base.method == Method::roofline_operation || base.method == Method::wave_scaling_sm_ratio;
     if ((use_ == TileUse::every_gemm || unfit) && std::isfinite(c.ratio)) return {k.duration_us * c.ratio, Method::tile_model, 0};
@@ -94,6 +104,7 @@ class TilePredictor {
   struct Cached {
     bool valid = false;
     Precision precision = Precision::fp32;
+    bool tf32 = false;  // the datapath depends on it
     const Device *origin = nullptr, *dest = nullptr;
     double ratio = 0;   // tile(dest) / tile(origin)
     double layout = 1;  // the layout factor for physics scaling (above)
