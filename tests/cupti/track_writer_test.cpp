@@ -2,6 +2,7 @@
 // read back by the Kineto reader: no GPU needed.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 #include "fixtures.hpp"
@@ -62,4 +63,75 @@ TEST_CASE("the CUPTI tracker's trace reads back: steps, launches, kernels, copie
   CHECK(t.device_name == "NVIDIA H100 80GB HBM3");
   CHECK(api_name("cuLaunchKernel_ptsz") == "cuLaunchKernel_ptsz");
   CHECK(api_name("cudaLaunchKernel_v7000") == "cudaLaunchKernel");
+}
+
+TEST_CASE("emit_nvtx's operator ranges read as operators with shapes, a convolution's geometry from its backward") {
+  using namespace habitat::cupti;
+  // The parser: PyTorch's getNvtxStr format, and what is not an operator.
+  const auto add = parse_nvtx_op("aten::add_, seq = 3, op_id = 7");
+  REQUIRE(add);
+  CHECK(add->name == "aten::add_");
+  CHECK(add->sequence == 3);
+  CHECK_FALSE(add->has_sizes);
+  const auto mm = parse_nvtx_op("aten::mm, op_id = 2, sizes = [[2, 3], [], [3, 4]], input_op_ids = [(1,0)]");
+  REQUIRE(mm);
+  CHECK(mm->sequence == -1);
+  CHECK(mm->sizes == std::vector<std::vector<long long>>{{2, 3}, {}, {3, 4}});
+  CHECK_FALSE(parse_nvtx_op("my own range"));
+  CHECK_FALSE(parse_nvtx_op("aten::mm, sizes = [[2, 3"));  // cut short: not taken as an operator
+
+  std::vector<TrackedDevice> dev{{"NVIDIA H200", 150754820096LL, 9, 0, 132, 1024, 2048, 65536, 65536, 32, 49152, 233472, 232448}};
+  const std::uint64_t t0 = 1'700'000'000'000'000'000ULL;
+  std::vector<TrackedStep> steps{{1, t0, t0 + 5'000'000, 42, 7}};
+  std::vector<TrackedRange> ranges{
+      {"my own range", t0 + 100, t0 + 4'000'000, 42, 7},
+      {"aten::conv2d, seq = 5, op_id = 1, sizes = [[8, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], []]", t0 + 1000, t0 + 90'000, 42, 7},
+      {"aten::convolution, seq = 5, op_id = 2, sizes = [[8, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], [], [], []]", t0 + 2000, t0 + 80'000,
+       42, 7},
+      {"aten::cudnn_convolution, op_id = 4, sizes = [[8, 3, 32, 32], [16, 3, 3, 3], [], [], [], [], [], [], []]", t0 + 3000, t0 + 70'000, 42,
+       7},
+      // The backward, on the autograd thread: its grad_output is the forward's output, 16 x 16 (stride 2, padding 1).
+      {"ConvolutionBackward0, seq = 5, op_id = 10, sizes = [[8, 16, 16, 16]]", t0 + 1'000'000, t0 + 1'200'000, 42, 9},
+      {"aten::convolution_backward, op_id = 11, sizes = [[8, 16, 16, 16], [8, 3, 32, 32], [16, 3, 3, 3], [], [], [], [], [], [], [], []]",
+       t0 + 1'010'000, t0 + 1'190'000, 42, 9}};
+  std::vector<TrackedCall> calls{{"cudaLaunchKernel", false, t0 + 10'000, t0 + 15'000, 42, 7, 1},
+                                 {"cudaLaunchKernel", false, t0 + 1'020'000, t0 + 1'025'000, 42, 9, 2}};
+  std::vector<TrackedGpu> gpu(2);
+  for (int i = 0; i < 2; ++i) {
+    gpu[i].name = i == 0 ? "sm90_xmma_fprop_implicit_gemm" : "sm90_xmma_dgrad_implicit_gemm";
+    gpu[i].start_ns = calls[i].end_ns + 5000;
+    gpu[i].end_ns = gpu[i].start_ns + 40'000;
+    gpu[i].stream = 7;
+    gpu[i].correlation = calls[i].correlation;
+    gpu[i].grid[0] = gpu[i].block[0] = 128;
+    gpu[i].grid[1] = gpu[i].grid[2] = gpu[i].block[1] = gpu[i].block[2] = 1;
+  }
+  std::ostringstream os;
+  write_kineto(os, dev, calls, gpu, steps, std::string(cupti_tracker_name) + " (test)", ranges);
+  const Trace t = kineto::read_trace(test::write_temp("tracked_nvtx.json", os.str()));
+  REQUIRE(t.kernels.size() == 2);
+  REQUIRE(t.kernels[0].op >= 0);
+  REQUIRE(t.kernels[1].op >= 0);
+  const Operation& fwd = t.ops[static_cast<std::size_t>(t.kernels[0].op)];
+  const Operation& bwd = t.ops[static_cast<std::size_t>(t.kernels[1].op)];
+  CHECK(fwd.name == "aten::cudnn_convolution");  // the innermost operator around the launch
+  REQUIRE(fwd.inputs.size() == 9);
+  CHECK(fwd.inputs[0].shape == std::vector<std::int64_t>{8, 3, 32, 32});
+  CHECK(fwd.inputs[2].value == "[1, 1]");  // cudnn_convolution(self, weight, padding, stride, dilation, groups, ...)
+  CHECK(fwd.inputs[3].value == "[2, 2]");
+  CHECK(fwd.inputs[5].value == "1");
+  CHECK(bwd.name == "aten::convolution_backward");
+  REQUIRE(bwd.inputs.size() == 11);
+  CHECK(bwd.inputs[4].value == "[2, 2]");  // (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, ...)
+  CHECK(bwd.inputs[7].value == "False");
+  CHECK(bwd.backward);
+  // Sequence numbers are kept (the backward links to its forward by them); the user's range is an annotation.
+  CHECK(std::any_of(t.ops.begin(), t.ops.end(), [](const Operation& o) { return o.name == "aten::conv2d" && o.sequence == 5; }));
+  CHECK(std::none_of(t.ops.begin(), t.ops.end(), [](const Operation& o) { return o.name == "my own range"; }));
+  // A transposed convolution maps 4 x 4 to 8 x 8 through a 4 x 4 kernel with stride 2, padding 1.
+  const auto g = habitat::cupti::detail::solve(4, 4, 8, true);
+  REQUIRE(g);
+  CHECK(g->stride == 2);
+  CHECK(g->padding == 1);
+  CHECK_FALSE(habitat::cupti::detail::solve(5, 3, 9, false));  // no stride and padding make 5 -> 9 through 3
 }

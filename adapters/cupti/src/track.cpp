@@ -1,14 +1,18 @@
 // The live tracker: injected into any CUDA program (CUDA_INJECTION64_PATH=libhabitat_cupti_track.so), it
 // records through CUPTI's activity API every kernel (name, grid, block, registers, shared memory, stream,
 // start, end, correlation), copy and fill, and every runtime and driver call with its thread; each
-// cudaProfilerStart .. cudaProfilerStop range is a step. When the program ends it writes a Kineto-format trace
-// (track_writer.hpp) that `habitat predict` and habitat.predict read. No framework is needed: a LibTorch or
+// cudaProfilerStart .. cudaProfilerStop range is a step. NVTX push/pop ranges are recorded too (CUPTI receives
+// them when NVTX_INJECTION64_PATH names libcupti; the tracker sets it to the libcupti it runs with unless the
+// program's environment already names one): PyTorch's emit_nvtx(record_shapes=True) names each operator and its
+// input shapes in them, which the writer turns into operators. When the program ends it writes a Kineto-format
+// trace (track_writer.hpp) that `habitat predict` and habitat.predict read. No framework is needed: a LibTorch or
 // plain CUDA program, or PyTorch without torch.profiler. Environment:
 //   HABITAT_TRACK_OUT   file to write (default habitat_track.json)
 //   HABITAT_TRACK_ONLY_STEPS  "1": keep only the work launched inside steps (long programs, small traces)
 #include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "habitat/cupti/track_writer.hpp"
@@ -36,6 +41,8 @@ struct State {
   std::vector<TrackedCall> calls;
   std::vector<TrackedGpu> gpu;
   std::vector<TrackedStep> steps;
+  std::vector<TrackedRange> ranges;
+  std::unordered_map<std::uint32_t, TrackedRange> open_ranges;  // by CUPTI's marker id, until its end arrives
   std::uint64_t step_start = 0;
   long next_step = 1;
   bool in_step = false;
@@ -131,6 +138,23 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         s.calls.push_back({api_name(n ? n : "?"), driver, a->start, a->end, a->processId, a->threadId, a->correlationId});
         break;
       }
+      case CUPTI_ACTIVITY_KIND_MARKER: {
+        const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(r);
+        if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+          TrackedRange t;
+          t.message = m->name ? m->name : "";
+          t.start_ns = m->timestamp;
+          if (m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD) t.process = m->objectId.pt.processId, t.thread = m->objectId.pt.threadId;
+          s.open_ranges[m->id] = std::move(t);
+        } else if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+          if (auto it = s.open_ranges.find(m->id); it != s.open_ranges.end()) {
+            it->second.end_ns = m->timestamp;
+            s.ranges.push_back(std::move(it->second));
+            s.open_ranges.erase(it);
+          }
+        }
+        break;
+      }
       default: break;
     }
   }
@@ -212,6 +236,11 @@ void write_trace() {
         corr.push_back(c.correlation);
         calls.push_back(std::move(c));
       }
+    std::erase_if(s.ranges, [&](const TrackedRange& r) {
+      for (const auto& st : s.steps)
+        if (r.end_ns >= st.start_ns && r.start_ns <= st.end_ns) return false;
+      return true;
+    });
     std::sort(corr.begin(), corr.end());
     std::erase_if(s.gpu, [&](const TrackedGpu& g) { return !std::binary_search(corr.begin(), corr.end(), g.correlation); });
     s.calls = std::move(calls);
@@ -223,9 +252,9 @@ void write_trace() {
     std::fprintf(stderr, "habitat track: cannot write %s\n", path.c_str());
     return;
   }
-  write_kineto(f, devices(), s.calls, s.gpu, s.steps, std::string(habitat::cupti_tracker_name) + " (libhabitat_cupti_track.so)");
-  std::fprintf(stderr, "habitat track: %zu GPU operations, %zu API calls, %zu steps -> %s\n", s.gpu.size(), s.calls.size(), s.steps.size(),
-               path.c_str());
+  write_kineto(f, devices(), s.calls, s.gpu, s.steps, std::string(habitat::cupti_tracker_name) + " (libhabitat_cupti_track.so)", s.ranges);
+  std::fprintf(stderr, "habitat track: %zu GPU operations, %zu API calls, %zu NVTX ranges, %zu steps -> %s\n", s.gpu.size(), s.calls.size(),
+               s.ranges.size(), s.steps.size(), path.c_str());
 }
 
 }  // namespace
@@ -234,9 +263,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   State& s = state();
   const char* only = std::getenv("HABITAT_TRACK_ONLY_STEPS");
   s.only_steps = only && std::strcmp(only, "1") == 0;
+  // NVTX hands its ranges to the library NVTX_INJECTION64_PATH names, read at the program's first NVTX call: name
+  // the libcupti this tracker runs with (the same file, so the same loaded library), unless the user named one.
+  if (const char* nv = std::getenv("NVTX_INJECTION64_PATH"); !nv || !*nv) {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) && info.dli_fname) setenv("NVTX_INJECTION64_PATH", info.dli_fname, 1);
+  }
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
   for (const auto k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-                       CUPTI_ACTIVITY_KIND_DRIVER})
+                       CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER})
     check(cuptiActivityEnable(k), "cuptiActivityEnable");
   CUpti_SubscriberHandle sub = nullptr;
   check(cuptiSubscribe(&sub, on_api, nullptr), "cuptiSubscribe");

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "habitat/cupti/nvtx_conv_geometry.hpp"
+#include "habitat/cupti/nvtx_op.hpp"
+
 namespace habitat::cupti {
 
 struct TrackedCall {  // a runtime or driver API call
@@ -33,6 +36,12 @@ struct TrackedGpu {  // a kernel, copy or fill
 
 struct TrackedStep {  // cudaProfilerStart .. cudaProfilerStop, or a marker range
   long number = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::uint32_t process = 0, thread = 0;
+};
+
+struct TrackedRange {  // an NVTX push/pop range on one host thread
+  std::string message;
   std::uint64_t start_ns = 0, end_ns = 0;
   std::uint32_t process = 0, thread = 0;
 };
@@ -67,9 +76,12 @@ inline void us(std::ostream& os, std::uint64_t ns) {
 inline void dur(std::ostream& os, std::uint64_t start, std::uint64_t end) { us(os, end > start ? end - start : 0); }
 }  // namespace detail
 
-// Writes the trace; `tool` names the recorder in the file.
+// Writes the trace; `tool` names the recorder in the file. NVTX ranges that emit_nvtx wrote for operators become
+// the profiler's operators (cpu_op: name, "Input Dims", "Sequence number"), which the reader links launches to as
+// it does torch.profiler's; other ranges are user annotations.
 inline void write_kineto(std::ostream& os, const std::vector<TrackedDevice>& devices, const std::vector<TrackedCall>& calls,
-                         const std::vector<TrackedGpu>& gpu, const std::vector<TrackedStep>& steps, const std::string& tool) {
+                         const std::vector<TrackedGpu>& gpu, const std::vector<TrackedStep>& steps, const std::string& tool,
+                         const std::vector<TrackedRange>& ranges = {}) {
   using detail::dur;
   using detail::json_string;
   using detail::us;
@@ -99,6 +111,52 @@ inline void write_kineto(std::ostream& os, const std::vector<TrackedDevice>& dev
     us(os, s.start_ns);
     os << ", \"dur\": ";
     dur(os, s.start_ns, s.end_ns);
+    os << "}";
+  }
+  std::vector<std::optional<NvtxOp>> range_ops;
+  std::vector<SpanOnThread> spans;
+  for (const auto& r : ranges) {
+    range_ops.push_back(parse_nvtx_op(r.message));
+    spans.push_back({r.start_ns, r.end_ns, r.thread});
+  }
+  infer_conv_geometry(range_ops, spans);
+  for (std::size_t ri = 0; ri < ranges.size(); ++ri) {
+    const auto& r = ranges[ri];
+    const auto& op = range_ops[ri];
+    sep();
+    os << "{\"ph\": \"X\", \"cat\": \"" << (op ? "cpu_op" : "user_annotation") << "\", \"name\": ";
+    json_string(os, op ? op->name : r.message);
+    os << ", \"pid\": " << r.process << ", \"tid\": " << r.thread << ", \"ts\": ";
+    us(os, r.start_ns);
+    os << ", \"dur\": ";
+    dur(os, r.start_ns, r.end_ns);
+    if (op) {
+      // No External id: the reader links each launch to the innermost operator around it on its thread.
+      const char* comma = "";
+      os << ", \"args\": {";
+      if (op->sequence >= 0) {
+        os << "\"Sequence number\": " << op->sequence;
+        comma = ", ";
+      }
+      if (op->has_sizes) {
+        os << comma << "\"Input Dims\": [";
+        for (std::size_t i = 0; i < op->sizes.size(); ++i) {
+          os << (i ? ", [" : "[");
+          for (std::size_t j = 0; j < op->sizes[i].size(); ++j) os << (j ? ", " : "") << op->sizes[i][j];
+          os << "]";
+        }
+        os << "]";
+      }
+      if (op->inferred) {
+        os << ", \"Concrete Inputs\": [";
+        for (std::size_t i = 0; i < op->values.size(); ++i) {
+          os << (i ? ", " : "");
+          json_string(os, op->values[i]);
+        }
+        os << "], \"Concrete Inputs inferred\": \"stride, padding and groups from the output its backward records\"";
+      }
+      os << "}";
+    }
     os << "}";
   }
   for (const auto& c : calls) {

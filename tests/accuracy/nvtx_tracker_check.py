@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""The same training steps on one H200 (fixtures/track/nvtx) recorded by torch.profiler, by habitat.track, by the
+CUPTI tracker alone and by the CUPTI tracker with PyTorch's emit_nvtx(record_shapes=True), predicted by the CLI.
+
+Checks, and fails where one does not hold:
+* every recorder's trace has the same GPU operations (count) and GPU active time on its own GPU within 1.5% (one
+  process each: the steps differ);
+* the output of a trace with emit_nvtx's ranges says that its host time includes emit_nvtx's cost;
+* with emit_nvtx's operator ranges the tracker's predictions on the H100 SXM, the A100 SXM4 80GB and the L4 agree
+  with the profiler trace's within 1% (measured: 0.0-0.7%); habitat.track's too;
+* the tracker alone (no shapes: the rule for unknown work) is printed beside them, bounded at 20%.
+
+Usage: nvtx_tracker_check.py HABITAT_CLI FIXTURE_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+from habitat_cli import predict
+
+WORKLOADS = ["resnet50_fp32_b32", "encoder_fp32_b16", "dcgan_fp32_b128"]
+RECORDERS = ["profiler", "track", "nvtx", "inject"]
+ORIGIN, CHECKED = "H200", ["H100 SXM", "A100 SXM4 80GB", "L4"]
+BOUND = {"track": 0.01, "nvtx": 0.01, "inject": 0.20}
+
+
+def gpu_ops_and_notes(cli, path):
+    """The reader's count of the step's GPU operations, and the CLI's warnings, from a plain run."""
+    r = subprocess.run([cli, "predict", path, "--to", ORIGIN], capture_output=True, text=True, timeout=300)
+    m = re.search(r"(\d+) GPU ops", r.stderr)
+    if r.returncode != 0 or not m:
+        raise SystemExit(f"FAIL: {path}: {r.stderr.strip()[:300]}")
+    return int(m.group(1)), r.stderr
+
+
+def main():
+    cli, fixtures = sys.argv[1], sys.argv[2]
+    fails, errors = [], {r: [] for r in RECORDERS[1:]}
+    print(f"{'workload':18s} {'recorder':8s} {'own GPU':>9s} " + " ".join(f"{g[:14]:>15s}" for g in CHECKED))
+    for w in WORKLOADS:
+        preds = {}
+        for rec in RECORDERS:
+            preds[rec], _ = predict(cli, os.path.join(fixtures, f"{w}.{rec}.json.gz"), [ORIGIN] + CHECKED)
+            n, notes = gpu_ops_and_notes(cli, os.path.join(fixtures, f"{w}.{rec}.json.gz"))
+            if rec == "profiler":
+                n_profiler = n
+            elif n != n_profiler:
+                fails.append(f"{w}.{rec}: {n} GPU operations, the profiler's trace {n_profiler}")
+            if (rec == "nvtx") != ("emit_nvtx's cost" in notes):
+                fails.append(f"{w}.{rec}: the output does not say what emit_nvtx's ranges cost the host (or says it wrongly)")
+            own = preds[rec][ORIGIN][1] / preds["profiler"][ORIGIN][1] - 1
+            if abs(own) > 0.015:
+                fails.append(f"{w}.{rec}: GPU active on the {ORIGIN} {100*own:+.1f}% from the profiler trace's")
+            cells = []
+            for g in CHECKED:
+                e = preds[rec][g][1] / preds["profiler"][g][1] - 1
+                cells.append(f"{preds[rec][g][1]:8.2f} {100*e:+5.1f}%")
+                if rec != "profiler":
+                    errors[rec].append(abs(e))
+                    if abs(e) > BOUND[rec]:
+                        fails.append(f"{w}.{rec} on {g}: GPU active {100*e:+.1f}% from the profiler trace's (bound {100*BOUND[rec]:.0f}%)")
+            print(f"{w:18s} {rec:8s} {preds[rec][ORIGIN][1]:8.2f}  " + " ".join(cells))
+    for rec, e in errors.items():
+        print(f"{rec}: mean {100*sum(e)/len(e):.2f}%, worst {100*max(e):.2f}% from the profiler trace's predictions")
+    if fails:
+        raise SystemExit("FAIL:\n  " + "\n  ".join(fails))
+    print("OK")
+
+
+if __name__ == "__main__":
+    main()
