@@ -134,4 +134,80 @@ TEST_CASE("emit_nvtx's operator ranges read as operators with shapes, a convolut
   CHECK(g->stride == 2);
   CHECK(g->padding == 1);
   CHECK_FALSE(habitat::cupti::detail::solve(5, 3, 9, false));  // no stride and padding make 5 -> 9 through 3
+  const auto patch = habitat::cupti::detail::solve(224, 16, 14, false);  // ViT's patch embedding: stride = kernel
+  REQUIRE(patch);
+  CHECK(patch->stride == 16);
+  CHECK(patch->padding == 0);
+}
+
+namespace {
+// Ranges on one thread: each of depth 0 opens a block of 1 ms after the last, and one of depth d lies inside it,
+// d us in from either end.
+std::vector<habitat::cupti::TrackedRange> ranges_of(const std::vector<std::pair<std::string, int>>& messages_and_depth, std::uint32_t thread) {
+  std::vector<habitat::cupti::TrackedRange> out;
+  std::uint64_t block = 0;
+  for (const auto& [m, depth] : messages_and_depth) {
+    if (depth == 0) block += 1'000'000;
+    const auto in = static_cast<std::uint64_t>(depth) * 1000;
+    out.push_back({m, block + in, block + 900'000 - in, 1, thread});
+  }
+  return out;
+}
+std::vector<std::optional<habitat::cupti::NvtxOp>> inferred(const std::vector<habitat::cupti::TrackedRange>& ranges) {
+  std::vector<std::optional<habitat::cupti::NvtxOp>> ops;
+  for (const auto& r : ranges) ops.push_back(habitat::cupti::parse_nvtx_op(r.message));
+  habitat::cupti::infer_conv_geometry(ops, ranges);
+  return ops;
+}
+}  // namespace
+
+TEST_CASE("convolution geometry from the backward: shared sequence numbers, grouped transposed and 1-D convolutions") {
+  using namespace habitat::cupti;
+  SECTION("a frozen convolution that shares the next node's sequence number takes only its own backward") {
+    // Two forward convolutions carry number 7 (the first creates no autograd node); only the second has a backward.
+    auto r = ranges_of({{"aten::cudnn_convolution, seq = 7, sizes = [[4, 8, 32, 32], [8, 8, 3, 3], [], [], [], [], [], [], []]", 0},
+                        {"aten::cudnn_convolution, seq = 7, sizes = [[4, 8, 32, 32], [16, 8, 3, 3], [], [], [], [], [], [], []]", 0}},
+                       1);
+    auto b = ranges_of({{"ConvolutionBackward0, seq = 7, sizes = [[4, 16, 16, 16]]", 0},
+                        {"aten::convolution_backward, sizes = [[4, 16, 16, 16], [4, 8, 32, 32], [16, 8, 3, 3], [], [], [], [], [], [], [], []]", 1}},
+                       2);
+    r.insert(r.end(), b.begin(), b.end());
+    const auto ops = inferred(r);
+    CHECK_FALSE(ops[0]->inferred);  // no backward has its weight: unknown, not another layer's stride
+    REQUIRE(ops[1]->inferred);
+    CHECK(ops[1]->values[3] == "[2, 2]");
+    CHECK(ops[1]->values[2] == "[1, 1]");
+  }
+  SECTION("a grouped transposed convolution takes its groups from the output channels") {
+    // 8 channels in, 4 groups of 2 out each: weight [8, 2, 4, 4], output [2, 8, 8, 8].
+    auto r = ranges_of({{"aten::conv_transpose2d, seq = 3, sizes = [[2, 8, 4, 4], [8, 2, 4, 4], [], [], [], [], [], []]", 0},
+                        {"aten::cudnn_convolution_transpose, sizes = [[2, 8, 4, 4], [8, 2, 4, 4], [], [], [], [], [], [], [], []]", 1}},
+                       1);
+    auto b = ranges_of({{"ConvolutionBackward0, seq = 3, sizes = [[2, 8, 8, 8]]", 0},
+                        {"aten::convolution_backward, sizes = [[2, 8, 8, 8], [2, 8, 4, 4], [8, 2, 4, 4], [], [], [], [], [], [], [], []]", 1}},
+                       2);
+    r.insert(r.end(), b.begin(), b.end());
+    const auto ops = inferred(r);
+    REQUIRE(ops[1]->inferred);
+    CHECK(ops[1]->values[6] == "4");       // cudnn_convolution_transpose(self, weight, padding, output_padding, stride, dilation, groups)
+    CHECK(ops[1]->values[4] == "[2, 2]");
+    REQUIRE(ops[3]->inferred);
+    CHECK(ops[3]->values[7] == "True");  // convolution_backward's transposed flag
+    CHECK(ops[3]->values[9] == "4");
+  }
+  SECTION("a 1-D convolution reaches cuDNN as 2-D of height 1 and takes its 1-D backward's output") {
+    auto r = ranges_of({{"aten::conv1d, seq = 5, sizes = [[4, 8, 100], [16, 8, 5], [], [], [], [], []]", 0},
+                        {"aten::cudnn_convolution, sizes = [[4, 8, 1, 100], [16, 8, 1, 5], [], [], [], [], [], [], []]", 1}},
+                       1);
+    auto b = ranges_of({{"ConvolutionBackward0, seq = 5, sizes = [[4, 16, 50]]", 0},
+                        {"aten::convolution_backward, sizes = [[4, 16, 50], [4, 8, 100], [16, 8, 5], [], [], [], [], [], [], [], []]", 1}},
+                       2);
+    r.insert(r.end(), b.begin(), b.end());
+    const auto ops = inferred(r);
+    REQUIRE(ops[1]->inferred);
+    CHECK(ops[1]->values[3] == "[1, 2]");  // height 1 at stride 1, the length at stride 2 (padding 2)
+    CHECK(ops[1]->values[2] == "[0, 2]");
+    REQUIRE(ops[3]->inferred);
+    CHECK(ops[3]->values[4] == "[2]");
+  }
 }

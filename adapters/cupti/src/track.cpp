@@ -273,6 +273,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   for (const auto k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
                        CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER})
     check(cuptiActivityEnable(k), "cuptiActivityEnable");
+  // Queries that do nothing on the GPU and come by the thousand (PyTorch asks for the device 9 times a kernel): a
+  // record each cost the step more than anything else the tracker does, and torch.profiler's traces leave them
+  // out too. Their time stays in the host's gaps between the calls that are recorded.
+  for (const auto cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020})
+    check(cuptiActivityEnableRuntimeApi(cbid, 0), "cuptiActivityEnableRuntimeApi");
+  for (const auto cbid : {CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+                          CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
+                          CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags})
+    check(cuptiActivityEnableDriverApi(cbid, 0), "cuptiActivityEnableDriverApi");
   CUpti_SubscriberHandle sub = nullptr;
   check(cuptiSubscribe(&sub, on_api, nullptr), "cuptiSubscribe");
   check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000), "cuptiEnableCallback");

@@ -173,6 +173,12 @@ struct ConvArgs {
           s.op.ends_with("_transpose")};
 }
 
+// Whether an operation's name alone says it is a transposed convolution: conv_transposeNd calls convolution with
+// the flag set, cudnn_convolution_transpose has no flag.
+[[nodiscard]] constexpr bool named_transposed_convolution(std::string_view op) {
+  return op.starts_with("aten::conv_transpose") || op == "aten::cudnn_convolution_transpose";
+}
+
 // Attention over query [B, H, L, D] and key [B, H, S, D]. is_causal is the flag where the schema has
 // one; the mem-efficient kernels have custom_mask_type instead (0: none, 1/2: causal from the top-left
 // or bottom-right).

@@ -150,9 +150,9 @@ using ops::aten::Signature;
     in_pixels *= in;
     out_pixels *= std::max(out, 1.0);
   }
-  // The weight's element count already divides by the groups.
-  const double cout = transposed ? double(w->shape[1]) * std::max(1.0, double(x->shape[1]) / double(w->shape[0]))
-                                 : double(w->shape[0]);
+  // The weight's element count already divides by the groups; a transposed weight is [in, out / groups, ...].
+  const double groups = ca.groups ? double(std::max<std::int64_t>(1, at_or(ints(op, *ca.groups), 0, 1))) : 1.0;
+  const double cout = transposed ? double(w->shape[1]) * groups : double(w->shape[0]);
   const ops::Work wk = ops::conv_work(double(x->shape[0]), double(x->shape[1]), cout, numel(w->shape), in_pixels, out_pixels,
                                       transposed, dtype_bytes(x->dtype));
   return {wk.flops, wk.bytes, true, conv_family(op, ca, sig), fast_flops_share(op, ca, *w)};

@@ -8,11 +8,20 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "habitat/ops/aten_signatures.hpp"
+
 namespace habitat::cupti {
+
+struct TrackedRange {  // an NVTX push/pop range on one host thread
+  std::string message;
+  std::uint64_t start_ns = 0, end_ns = 0;
+  std::uint32_t process = 0, thread = 0;
+};
 
 struct NvtxOp {
   std::string name;
@@ -73,6 +82,24 @@ inline std::optional<std::vector<std::vector<long long>>> take_sizes(std::string
 }
 }  // namespace detail
 
+// emit_nvtx flattens a list of tensors into one entry per tensor where torch.profiler records one entry holding the
+// list, so the arguments after it shift. cuDNN's RNN takes its weights as such a list (argument 1) before the
+// arguments its cost reads by position: those entries are folded back into one (their shapes are not needed: the
+// weights are counted from weight_buf).
+inline constexpr std::pair<std::string_view, std::size_t> tensor_list_arguments[] = {{"aten::_cudnn_rnn", 1}, {"aten::_cudnn_rnn_backward", 1}};
+
+inline void fold_tensor_list(NvtxOp& op) {
+  for (const auto& [name, at] : tensor_list_arguments) {
+    const ops::aten::Signature* sig = ops::aten::find_signature(name);
+    if (op.name != name || !sig) continue;
+    const std::size_t n_args = static_cast<std::size_t>(std::count(sig->args.begin(), sig->args.end(), ',')) + 1;
+    if (op.sizes.size() <= n_args || at >= op.sizes.size()) return;
+    const std::size_t surplus = op.sizes.size() - n_args;
+    op.sizes.erase(op.sizes.begin() + static_cast<long>(at) + 1, op.sizes.begin() + static_cast<long>(at + surplus) + 1);
+    op.sizes[at].clear();
+  }
+}
+
 // The operator an emit_nvtx range names, or nullopt for any other range (a user's own, a step marker).
 [[nodiscard]] inline std::optional<NvtxOp> parse_nvtx_op(std::string_view msg) {
   constexpr std::string_view seq_key = ", seq = ", op_key = ", op_id = ", sizes_key = ", sizes = ";
@@ -92,6 +119,7 @@ inline std::optional<std::vector<std::vector<long long>>> take_sizes(std::string
     if (!s) return std::nullopt;
     op.sizes = std::move(*s);
     op.has_sizes = true;
+    fold_tensor_list(op);
   }
   return op;
 }

@@ -40,12 +40,6 @@ struct TrackedStep {  // cudaProfilerStart .. cudaProfilerStop, or a marker rang
   std::uint32_t process = 0, thread = 0;
 };
 
-struct TrackedRange {  // an NVTX push/pop range on one host thread
-  std::string message;
-  std::uint64_t start_ns = 0, end_ns = 0;
-  std::uint32_t process = 0, thread = 0;
-};
-
 struct TrackedDevice {
   std::string name;
   long long total_mem = 0;
@@ -114,12 +108,8 @@ inline void write_kineto(std::ostream& os, const std::vector<TrackedDevice>& dev
     os << "}";
   }
   std::vector<std::optional<NvtxOp>> range_ops;
-  std::vector<SpanOnThread> spans;
-  for (const auto& r : ranges) {
-    range_ops.push_back(parse_nvtx_op(r.message));
-    spans.push_back({r.start_ns, r.end_ns, r.thread});
-  }
-  infer_conv_geometry(range_ops, spans);
+  for (const auto& r : ranges) range_ops.push_back(parse_nvtx_op(r.message));
+  infer_conv_geometry(range_ops, ranges);
   for (std::size_t ri = 0; ri < ranges.size(); ++ri) {
     const auto& r = ranges[ri];
     const auto& op = range_ops[ri];
