@@ -9,6 +9,9 @@
 // plain CUDA program, or PyTorch without torch.profiler. Environment:
 //   HABITAT_TRACK_OUT   file to write (default habitat_track.json)
 //   HABITAT_TRACK_ONLY_STEPS  "1": keep only the work launched inside steps (long programs, small traces)
+//   HABITAT_TRACK_COLLECT     "steps": collect only between cudaProfilerStart and cudaProfilerStop, so that the
+//                             program runs untracked (at its own speed) outside its steps; synchronize before
+//                             cudaProfilerStop, or the step's last kernels may go unrecorded
 #include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>
@@ -47,6 +50,7 @@ struct State {
   long next_step = 1;
   bool in_step = false;
   bool only_steps = false;
+  bool collect_in_steps = false;  // HABITAT_TRACK_COLLECT=steps
   bool written = false;
 };
 
@@ -161,6 +165,22 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
+// Turns the activity records on or off. Enabling a kind re-enables every API of it, so the queries are left out again.
+void collect(bool on) {
+  for (const auto k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+                       CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER})
+    check(on ? cuptiActivityEnable(k) : cuptiActivityDisable(k), on ? "cuptiActivityEnable" : "cuptiActivityDisable");
+  if (!on) return;
+  // Queries that do nothing on the GPU and come by the thousand (PyTorch asks for the device 9 times a kernel); the
+  // profiler's traces leave them out too. Their time stays in the host's gaps between the calls that are recorded.
+  for (const auto cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020})
+    check(cuptiActivityEnableRuntimeApi(cbid, 0), "cuptiActivityEnableRuntimeApi");
+  for (const auto cbid : {CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+                          CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
+                          CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags})
+    check(cuptiActivityEnableDriverApi(cbid, 0), "cuptiActivityEnableDriverApi");
+}
+
 // Steps: cudaProfilerStart's exit opens one, cudaProfilerStop's entry closes it.
 void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
@@ -171,14 +191,20 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
   State& s = state();
-  std::lock_guard lock(s.m);
-  if (start) {
-    s.step_start = now;
-    s.in_step = true;
-  } else if (s.in_step) {
-    s.steps.push_back({s.next_step++, s.step_start, now, static_cast<std::uint32_t>(getpid()), 0});
-    s.in_step = false;
+  bool toggle = false;
+  {
+    std::lock_guard lock(s.m);
+    if (start) {
+      s.step_start = now;
+      s.in_step = true;
+      toggle = s.collect_in_steps;
+    } else if (s.in_step) {
+      s.steps.push_back({s.next_step++, s.step_start, now, static_cast<std::uint32_t>(getpid()), 0});
+      s.in_step = false;
+      toggle = s.collect_in_steps;
+    }
   }
+  if (toggle) collect(start);  // outside the lock: CUPTI may hand over a full buffer meanwhile
 }
 
 std::vector<TrackedDevice> devices() {
@@ -269,19 +295,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) && info.dli_fname) setenv("NVTX_INJECTION64_PATH", info.dli_fname, 1);
   }
+  const char* when = std::getenv("HABITAT_TRACK_COLLECT");
+  s.collect_in_steps = when && std::strcmp(when, "steps") == 0;
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
-  for (const auto k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-                       CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER})
-    check(cuptiActivityEnable(k), "cuptiActivityEnable");
-  // Queries that do nothing on the GPU and come by the thousand (PyTorch asks for the device 9 times a kernel): a
-  // record each cost the step more than anything else the tracker does, and torch.profiler's traces leave them
-  // out too. Their time stays in the host's gaps between the calls that are recorded.
-  for (const auto cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020})
-    check(cuptiActivityEnableRuntimeApi(cbid, 0), "cuptiActivityEnableRuntimeApi");
-  for (const auto cbid : {CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
-                          CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
-                          CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute, CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags})
-    check(cuptiActivityEnableDriverApi(cbid, 0), "cuptiActivityEnableDriverApi");
+  if (!s.collect_in_steps) collect(true);
   CUpti_SubscriberHandle sub = nullptr;
   check(cuptiSubscribe(&sub, on_api, nullptr), "cuptiSubscribe");
   check(cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000), "cuptiEnableCallback");
