@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "fixtures.hpp"
@@ -209,5 +210,35 @@ TEST_CASE("convolution geometry from the backward: shared sequence numbers, grou
     CHECK(ops[1]->values[2] == "[0, 2]");
     REQUIRE(ops[3]->inferred);
     CHECK(ops[3]->values[4] == "[2]");
+  }
+}
+
+TEST_CASE("the recorded emit_nvtx traces' convolution geometry is what the geometry inference gives today") {
+  // fixtures/track/nvtx: written by the tracker that recorded them; nvtx_tracker_check.py checks them against the
+  // profiler's record of the same convolutions. Here the inference as it is now runs again on the step's operators.
+  using namespace habitat::cupti;
+  for (const char* w : {"resnet50_fp32_b32", "dcgan_fp32_b128", "mobilenetv2_fp32_b32"}) {
+    const Trace t = kineto::read_trace(std::string(HABITAT_FIXTURES) + "/track/nvtx/" + w + ".nvtx.json.gz");
+    std::vector<std::optional<NvtxOp>> ops;
+    std::vector<TrackedRange> ranges;
+    for (const auto& o : t.ops) {
+      NvtxOp n;
+      n.name = o.name;
+      n.sequence = o.sequence;
+      for (const auto& a : o.inputs) n.sizes.emplace_back(a.shape.begin(), a.shape.end());
+      ops.push_back(std::move(n));
+      const auto ns = [](double us) { return static_cast<std::uint64_t>(std::llround(us * 1000)); };
+      ranges.push_back({"", ns(o.start_us), ns(o.start_us + o.duration_us), 0, static_cast<std::uint32_t>(o.thread)});
+    }
+    infer_conv_geometry(ops, ranges);
+    int checked = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (!ops[i]->inferred) continue;
+      ++checked;
+      for (std::size_t j = 0; j < ops[i]->values.size(); ++j)
+        if (!ops[i]->values[j].empty()) CHECK(ops[i]->values[j] == t.ops[i].inputs[j].value);
+    }
+    INFO(w);
+    CHECK(checked > 20);
   }
 }

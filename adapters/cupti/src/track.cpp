@@ -204,7 +204,16 @@ void CUPTIAPI on_api(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
       toggle = s.collect_in_steps;
     }
   }
-  if (toggle) collect(start);  // outside the lock: CUPTI may hand over a full buffer meanwhile
+  if (!toggle) return;
+  // Outside s.m (CUPTI may hand over a full buffer meanwhile), one toggle at a time, to the state the steps are in now.
+  static std::mutex toggling;
+  std::lock_guard t(toggling);
+  bool on = false;
+  {
+    std::lock_guard lock(s.m);
+    on = s.in_step;
+  }
+  collect(on);
 }
 
 std::vector<TrackedDevice> devices() {
@@ -270,6 +279,18 @@ void write_trace() {
     std::sort(corr.begin(), corr.end());
     std::erase_if(s.gpu, [&](const TrackedGpu& g) { return !std::binary_search(corr.begin(), corr.end(), g.correlation); });
     s.calls = std::move(calls);
+  }
+  if (s.collect_in_steps) {
+    // A kernel still running at cudaProfilerStop has its record dropped when collection stops: say so.
+    std::vector<std::uint32_t> with_gpu;
+    for (const auto& g : s.gpu) with_gpu.push_back(g.correlation);
+    std::sort(with_gpu.begin(), with_gpu.end());
+    std::size_t missing = 0;
+    for (const auto& c : s.calls)
+      if (c.name.find("Launch") != std::string::npos && c.name.find("HostFunc") == std::string::npos && !std::binary_search(with_gpu.begin(), with_gpu.end(), c.correlation)) ++missing;
+    if (missing)
+      std::fprintf(stderr, "habitat track: %zu launches inside steps have no GPU record: synchronize before cudaProfilerStop when HABITAT_TRACK_COLLECT=steps\n",
+                   missing);
   }
   const char* out = std::getenv("HABITAT_TRACK_OUT");
   const std::string path = out && *out ? out : "habitat_track.json";

@@ -220,10 +220,11 @@ inline constexpr double held_launch_factor = 10, held_launch_floor_us = 100;
 
 // What habitat's CUPTI tracker costs the host that recorded a trace, in the terms of the profiler's cost (ProfilerCost).
 // Measured on the H200 testbed in one process per workload, steps tracked and untracked interleaved
-// (fixtures/track/interleave, fixtures/record/tracker_interleave.py): the tracker alone adds nothing measurable but on
-// ResNet-50 (median per launch -1.9 to +4.1 us over the host-bound workloads), so nothing is removed; with emit_nvtx's
+// (fixtures/track/interleave, fixtures/record/tracker_interleave.py): the tracker alone adds nothing measurable (per
+// launch -1.9 to +4.1 us over the six workloads, each within its noise), so nothing is removed; with emit_nvtx's
 // operator ranges (PyTorch formatting each range's shapes, CUPTI recording it) 6.0-7.7 us a range on the five
-// host-bound workloads, their median removed per recorded range. Taken for every host, which the output says.
+// host-bound workloads, their median removed per recorded range (the few ranges that are not operators, such as a
+// library's own NVTX annotations, are charged too). Taken for every host, which the output says.
 inline constexpr double tracker_cost_per_range_us = 6.6;
 
 // What the host model takes of a trace's recorder, in words for the output; empty for the profiler (whose cost the

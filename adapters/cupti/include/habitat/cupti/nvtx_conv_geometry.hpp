@@ -32,8 +32,10 @@ inline std::vector<long long> enclosing_sequences(const std::vector<std::optiona
   std::vector<long long> seq(ranges.size(), -1);
   std::vector<std::size_t> order(ranges.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // By thread, then start, then the longer first; ranges of equal span in the order their ends were recorded,
+  // last first (an enclosing range ends after what it encloses).
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::tuple(ranges[a].thread, ranges[a].start_ns, ranges[b].end_ns) < std::tuple(ranges[b].thread, ranges[b].start_ns, ranges[a].end_ns);
+    return std::tuple(ranges[a].thread, ranges[a].start_ns, ranges[b].end_ns, b) < std::tuple(ranges[b].thread, ranges[b].start_ns, ranges[a].end_ns, a);
   });
   std::vector<std::size_t> open;
   for (const std::size_t i : order) {
@@ -49,7 +51,8 @@ struct Geometry1 {
   long long stride = 1, padding = 0, output_padding = 0;
 };
 // A stride and padding (and output padding) that map `in` to `out` through a kernel of k, dilation 1: stride = k
-// with no padding where that fits (patch embeddings), else the smallest stride with the smallest padding below k.
+// with no padding where that fits a side longer than the kernel (patch embeddings), else the smallest stride with
+// the smallest padding below k.
 inline std::optional<Geometry1> solve(long long in, long long k, long long out, bool transposed) {
   if (in <= 0 || k <= 0 || out <= 0 || in > (1LL << 40) || k > (1LL << 40) || out > (1LL << 40)) return std::nullopt;
   auto fits = [&](long long s, long long p, long long op) {
@@ -57,7 +60,9 @@ inline std::optional<Geometry1> solve(long long in, long long k, long long out, 
                                 : ops::conv_out_size(double(in), double(k), double(s), double(p));
     return o == double(out);
   };
-  if (k > 1 && fits(k, 0, 0)) return Geometry1{k, 0, 0};
+  // A patch embedding's side is longer than its kernel; where it is not (one output, one input), every stride gives
+  // the same output and the smallest is the likelier.
+  if (!transposed && k > 1 && in > k && fits(k, 0, 0)) return Geometry1{k, 0, 0};
   for (long long s = 1; s <= 64; ++s) {
     if (transposed) {
       for (long long op = 0; op < s; ++op) {  // out = (in - 1) s - 2p + k + op
