@@ -5,14 +5,15 @@
 // aten::convolution_backward, whose inputs are grad_output (the output's shape), the input and the weight. For each
 // convolution whose backward was recorded (a forward matched by its sequence number and its input and weight
 // shapes, so that ops sharing a number, under no_grad or in a compiled region, take only their own), this fills the
-// stride and padding that give exactly that output (dilation 1; stride = kernel first, as patch embeddings run,
-// then the smallest), output padding and the groups the channels imply, as the "Concrete Inputs" the profiler
-// would have written, and marks them as inferred. Forward-only steps keep them unknown, and so does the backward's
-// output_mask (which gradients it forms).
+// stride and padding that give exactly that output (dilation 1; stride = kernel first where a side is longer than
+// the kernel, as patch embeddings run, then the smallest), output padding and the groups the channels imply, as
+// the "Concrete Inputs" the profiler would have written, and marks them as inferred. Forward-only steps keep them
+// unknown, and so does the backward's output_mask (which gradients it forms).
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -98,12 +99,12 @@ struct Backward {
 inline void infer_conv_geometry(std::vector<std::optional<NvtxOp>>& ops, const std::vector<TrackedRange>& ranges) {
   const auto seqs = detail::enclosing_sequences(ops, ranges);
   std::multimap<long long, detail::Backward> backward_by_seq;
-  std::map<long long, bool> transposed_by_seq;
+  std::set<long long> transposed_seqs;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (!ops[i] || seqs[i] < 0) continue;
     if (ops[i]->name == "aten::convolution_backward" && ops[i]->sizes.size() >= 3)
       backward_by_seq.emplace(seqs[i], detail::Backward{ops[i]->sizes[0], ops[i]->sizes[1], ops[i]->sizes[2]});
-    if (ops::aten::named_transposed_convolution(ops[i]->name)) transposed_by_seq[seqs[i]] = true;
+    if (ops::aten::named_transposed_convolution(ops[i]->name)) transposed_seqs.insert(seqs[i]);
   }
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (!ops[i] || seqs[i] < 0) continue;
@@ -136,11 +137,11 @@ inline void infer_conv_geometry(std::vector<std::optional<NvtxOp>>& ops, const s
     if (!y) continue;
     *y = detail::as_rank_of(*y, x);
     if (x.size() < 3 || w.size() != x.size() || y->size() != x.size() || w[0] <= 0 || w[1] <= 0 || (*y)[0] != x[0]) continue;
-    const bool transposed = ca.always_transposed || transposed_by_seq.contains(seqs[i]);
+    const bool transposed = ca.always_transposed || transposed_seqs.contains(seqs[i]);
     // Groups from the channels: the weight is [out, in / groups, ...], or [in, out / groups, ...] when transposed.
-    const long long in_per_group = transposed ? 0 : w[1];
-    const long long groups = transposed ? ((*y)[1] % w[1] == 0 ? (*y)[1] / w[1] : 0) : (x[1] % in_per_group == 0 ? x[1] / in_per_group : 0);
-    if (groups <= 0 || (!transposed && w[0] != (*y)[1]) || (transposed && w[0] != x[1])) continue;
+    const long long whole = transposed ? (*y)[1] : x[1], per_group = w[1], other_side = transposed ? x[1] : (*y)[1];
+    if (whole % per_group != 0 || w[0] != other_side) continue;
+    const long long groups = whole / per_group;
     std::vector<long long> stride, padding, output_padding, dilation;
     bool solved = true;
     for (std::size_t d = 2; d < x.size() && solved; ++d) {
