@@ -276,8 +276,10 @@ TEST_CASE("timed convolutions: the floor line through the tenths' shortest calls
   r.call_timed = true, r.seq = 1000;
   CHECK(habitat::opstudy::timed_ms(r, 0.01, line) == Approx(line.at(1000)));
   CHECK(habitat::opstudy::timed_ms(r, 2.0, line) == Approx(habitat::opstudy::conv_call_lead * line.at(1000) + 2.0));
-  // Without a floor line the call is additive (NeuSight's matrix-math protocol: 40.6 us).
-  CHECK(habitat::opstudy::timed_ms(r, 2.0, std::nullopt) == Approx(2.0406).margin(2e-4));
+  // Without a floor line the call is additive (NeuSight's matrix-math protocol: the fitted call, 38.4 us).
+  CHECK(habitat::opstudy::timed_ms(r, 2.0, std::nullopt) == Approx(2.0 + habitat::gemm::fitted_call_us / 1e3));
+  CHECK(habitat::gemm::fitted_call_us > 20);
+  CHECK(habitat::gemm::fitted_call_us < 60);
   // A floor that would fall along the file is taken as flat; too few rows give no line at all.
   std::vector<std::pair<double, double>> falling;
   for (int i = 0; i < 1000; ++i) falling.emplace_back(i, 0.5 - 2e-4 * i + (i % 3 == 1 ? 0 : 1));
@@ -400,10 +402,10 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
     }
   // Convolutions: the efficiency model fitted without the GPU beats "same time" from the H100 everywhere, and
   // stays within bounds a little above what it measures (README, fixtures/op_study.md): with the other hosts'
-  // median floor line V100 31.8%, P4 20.4%, T4 17.8%, A100 26.3%, P100 18.0%; with its own host's floor line
-  // 17.3%, 20.2%, 15.7%, 16.4%, 13.8%; Hopper (kernel times, its library's term from the other Hopper GPU)
-  // H100 22.0%, H200 23.1%. The ratio from the H100 beats its FLOPS ratio on every public GPU and stays within
-  // bounds (34.4%, 20.9%, 21.8%, 31.0%, 21.8%).
+  // median floor line V100 31.7%, P4 20.2%, T4 17.7%, A100 26.1%, P100 17.9%; with its own host's floor line
+  // 17.2%, 20.0%, 15.6%, 16.3%, 13.8%; Hopper (kernel times, its library's term from the other Hopper GPU)
+  // H100 21.7%, H200 23.0%. The ratio from the H100 beats its FLOPS ratio on every public GPU and stays within
+  // bounds (34.3%, 20.9%, 21.7%, 30.7%, 21.6%).
   struct ConvBounds {
     double model, own, ratio;
   };

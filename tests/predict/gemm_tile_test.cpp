@@ -43,6 +43,53 @@ TEST_CASE("tile model: small problems pick small tiles, large ones large tiles",
   CHECK(large.waves > small.waves);
 }
 
+TEST_CASE("tile model: the library picks from its architecture's tiles (cuBLAS 12.1's kernel names)", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  const auto tile_of = [&](const char* gpu, gemm::Shape s) { return gemm::estimate(s, cat.at(gpu), gemm::fitted).tile; };
+  // A batched product of 27 x 390 per batch (NeuSight's bmm row 1 on the A100: ampere_sgemm_128x128, grid 4 x 1 x 6).
+  gemm::Shape bmm{6, 27, 390, 21, false};
+  CHECK(tile_of("A100 PCIe 40GB", bmm).tm == 128);
+  CHECK(tile_of("A100 PCIe 40GB", bmm).tn == 128);
+  // Pascal: maxwell_sgemm_128x64, 128 output columns by 64 rows.
+  CHECK(tile_of("P100", bmm).tm == 64);
+  CHECK(tile_of("P100", bmm).tn == 128);
+  // Volta and Hopper choose: a small tile for small outputs.
+  CHECK(tile_of("V100 PCIe 32GB", bmm).tm * tile_of("V100 PCIe 32GB", bmm).tn < 128 * 128);
+  CHECK(tile_of("H100 SXM", bmm).tm * tile_of("H100 SXM", bmm).tn < 128 * 128);
+  // cuDNN's kernels (a convolution's Winograd GEMMs) are not held to cuBLAS's lists.
+  gemm::Shape cudnn = bmm;
+  cudnn.blas = false;
+  CHECK(tile_of("A100 PCIe 40GB", cudnn).tm * tile_of("A100 PCIe 40GB", cudnn).tn < 128 * 128);
+  // On tensor cores the A100 is not held to its SIMT kernel.
+  gemm::Shape bf16 = bmm;
+  bf16.precision = Precision::bf16, bf16.elem_bytes = 2;
+  CHECK(tile_of("A100 PCIe 40GB", bf16).tm * tile_of("A100 PCIe 40GB", bf16).tn < 128 * 128);
+  // Pascal's single nn GEMMs take its batched kernel too (untimed: an assumption); K still splits where SMs idle
+  // (its x @ W^T runs splitKreduce on 727 public rows).
+  gemm::Shape nn{1, 4096, 4096, 1024, true, false};
+  CHECK(tile_of("P4", nn).tm == 64);
+  CHECK(tile_of("P4", nn).tn == 128);
+  gemm::Shape deep{1, 30, 72, 62196, true, true}, deep_batched = deep;
+  deep_batched.shared_weight = false;
+  CHECK(gemm::estimate(deep, cat.at("P100"), gemm::fitted).us < 0.5 * gemm::estimate(deep_batched, cat.at("P100"), gemm::fitted).us);
+  // A batched x @ W^T (attention's q @ k^T; every public bmm row is nn) chooses, on both.
+  gemm::Shape bmm_tn = bmm;
+  bmm_tn.transposed_b = true;
+  for (const char* gpu : {"A100 PCIe 40GB", "P100"}) CHECK(gemm::library_tiles(bmm_tn, cat.at(gpu)).size() == gemm::simt_legacy_tiles.size());
+  // TF32 on the A100 runs on its tensor cores (any tile); on the V100, which has none for it, as FP32.
+  gemm::Shape tf32 = bmm;
+  tf32.precision = Precision::tf32;
+  CHECK(tile_of("A100 PCIe 40GB", tf32).tm * tile_of("A100 PCIe 40GB", tf32).tn < 128 * 128);
+  CHECK(gemm::library_tiles(tf32, cat.at("V100 PCIe 32GB")).size() == gemm::library_tiles(bmm, cat.at("V100 PCIe 32GB")).size());
+  // AMD GPUs choose among all nine.
+  for (const auto& g : cat.devices())
+    if (!g.nvidia()) CHECK(gemm::library_tiles(bmm, g).size() == gemm::candidate_tiles.size());
+  // No SIMT SGEMM before Hopper is larger than 128x128 (sm_86 and sm_89 assumed so); Hopper's CUTLASS kernels are.
+  const gemm::Shape large{1, 16384, 16384, 4096};
+  for (const char* gpu : {"A100 PCIe 40GB", "V100 PCIe 32GB", "T4", "P100", "L4"}) CHECK(tile_of(gpu, large).tm * tile_of(gpu, large).tn <= 128 * 128);
+  CHECK(tile_of("H100 SXM", large).tm * tile_of("H100 SXM", large).tn > 128 * 128);
+}
+
 TEST_CASE("tile model in a trace: every GEMM kernel by its ratio, or only launches that do not fit", "[tile]") {
   const Catalog cat = Catalog::builtin();
   const Trace t = kineto::read_trace(test::fixture("h100", "encoder_fp32_b16"));
@@ -189,6 +236,7 @@ TEST_CASE("tile model: a single GEMM that leaves SMs idle splits its K but a bat
     // A GEMM with more tiles than the GPU holds at once has no idle SMs to give slices to.
     gemm::Shape full{1, 8192, 8192, 4096}, full_batched = full;
     full_batched.shared_weight = false;
+    full.blas = full_batched.blas = false;  // the same tiles for both (cuBLAS's lists differ for batched GEMMs on the A100)
     CHECK(gemm::estimate(full, g, gemm::fitted).us == Approx(gemm::estimate(full_batched, g, gemm::fitted).us));
   }
 }

@@ -210,13 +210,18 @@ struct ImplicitGemm {
 // cudnn_train_volta_scudnn_128x128_stridedB_splitK_medium_nn); the Winograd GEMMs are batched and do not.
 [[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g) {
   const auto ig = implicit_gemm(q);
-  const double implicit = gemm::estimate({1, ig.m, ig.n, ig.k, true, false}, g, gemm::fitted).us;
+  // cuDNN's kernels, not cuBLAS's: any tile (gemm::library_tiles' lists are cuBLAS's).
+  gemm::Shape implicit_shape{1, ig.m, ig.n, ig.k, true, false};
+  implicit_shape.blas = false;
+  const double implicit = gemm::estimate(implicit_shape, g, gemm::fitted).us;
   const auto& d = q.dims;
   const double b = d[0], ci = d[1], co = d[2], ks = d[3], in = d[4], stride = d[5], pad = d[6];
   if (!winograd_applies(q, g)) return implicit;
   const double side = std::max(ops::conv_out_size(in, ks, stride, pad), 1.0), tiles = std::max(b * std::ceil(side / 4) * std::ceil(side / 4), 1.0);
   const double bytes = 4 * std::max(b * ci * in * in + 2 * 36 * tiles * (ci + co) + b * co * side * side, 0.0);
-  const double winograd = gemm::estimate({36, tiles, std::max(co, 1.0), std::max(ci, 1.0), false, false}, g, gemm::fitted).us +
+  gemm::Shape wino_gemm{36, tiles, std::max(co, 1.0), std::max(ci, 1.0), false, false};
+  wino_gemm.blas = false;
+  const double winograd = gemm::estimate(wino_gemm, g, gemm::fitted).us +
                           bytes / (g.sustained_bandwidth_gbps() * 1e3);
   return std::min(implicit, winograd);
 }
@@ -266,7 +271,7 @@ struct ConvModel {
   double max_waves = 2600;
   // And the output channels of the Winograd term to the public rows' range.
   double winograd_n_min = 3, winograd_n_max = 2048;
-  ConvCoefs coefs{0.093, 0.507, 0.592, 0.166, 0.454, -0.173, -0.370};  // intercept, q, depth, waves, algorithm, Winograd's N, no-Winograd library
+  ConvCoefs coefs{0.088, 0.505, 0.612, 0.166, 0.467, -0.172, -0.359};  // intercept, q, depth, waves, algorithm, Winograd's N, no-Winograd library
 };
 inline constexpr ConvModel conv_model{};
 

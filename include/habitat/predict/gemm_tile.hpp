@@ -5,14 +5,15 @@
 // tensor cores at the precision) that grows with K (prologue/epilogue amortised) and with the tile's
 // arithmetic intensity; the whole GEMM cannot beat its compulsory DRAM traffic. The library's choice of
 // tile (and, for a single GEMM too small to fill the GPU, how many slices of K to split it into) is modelled
-// as the fastest candidate, as cuBLAS's heuristics aim to pick. Every parameter is shared
-// by all GPUs; a GPU enters only through its catalog physics (SMs, per-SM rate, sustained clock and
-// bandwidth), so an unseen GPU needs nothing fitted. In the spirit of NeuSight (tile waves with a learned
+// as the fastest of the tiles the library has for the architecture and precision (library_tiles), as cuBLAS's
+// heuristics aim to pick. Every parameter is shared by all GPUs; a GPU enters only through its catalog facts
+// (SMs, per-SM rate, sustained clock and bandwidth, compute capability), so an unseen GPU needs nothing fitted. In the spirit of NeuSight (tile waves with a learned
 // utilisation), with a closed-form utilisation instead of an MLP. No code of theirs is used.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string_view>
 
 #include "habitat/device/device.hpp"
@@ -28,6 +29,7 @@ struct Shape {
   bool timed_alone = false;   // timed on its own, call after call (per-operation sweeps): see estimate()
   Precision precision = Precision::fp32;
   double elem_bytes = 4;
+  bool blas = true;  // run by cuBLAS, whose tile lists library_tiles knows; false: another library's (cuDNN's), any tile
 
   // FLOPs and compulsory bytes: the project's one GEMM work model.
   [[nodiscard]] constexpr ops::Work work() const { return ops::gemm_work(batch, m, n, k, elem_bytes, shared_weight); }
@@ -56,6 +58,38 @@ struct Tile {
 };
 inline constexpr std::array<Tile, 9> candidate_tiles{{{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}, {32, 32}}};
 
+// What the library picks from. cuBLAS chooses its kernel by architecture and shape, not always the fastest tile:
+// the kernel names of NeuSight's public FP32 timings (cuBLAS 12.1, PyTorch 2.1; a kernel "sgemm_AxB" covers A
+// output columns by B rows, as their grids show) say which SIMT SGEMM tiles it runs on each architecture:
+//   * sm_80 (A100) runs every batched `nn` GEMM with the 128x128 kernel (16,588 of 16,661 bmm rows), however
+//     small its outputs: a 27 x 390 product per batch takes four 128x128 tiles;
+//   * Pascal (P100, P4) runs every batched `nn` GEMM with the 128x64 kernel (17,720 and 17,713 of ~17,800). Its
+//     single `nn` GEMMs (GPT-2's Conv1D) were not timed: taken as the same kernel (NeuSight's Pascal forward
+//     passes: 8.8% / 6.2% mean error on the P100 / P4, 12.1% / 6.6% with a free choice). Its
+//     `x @ W^T` ran three tiles of 4,096 outputs (32x128, 64x64, 128x32), but holding the model to them changed
+//     nothing leaving a GPU out (the pre-Volta `tn` share and the architecture's residual carry that layout);
+//   * no SIMT SGEMM before Hopper is larger than 128x128 (Volta, Turing and Ampere alike): every other FP32 GEMM
+//     before Hopper, sm_86 and sm_89 included (no public row; unmeasured), chooses among those.
+// Every public bmm row is `nn`: batched `tn` GEMMs (attention's q @ k^T) take the last rule. Hopper (cuBLAS 13
+// in habitat's own H100/H200 timings) picks freely among all nine, CUTLASS's 256x128 included; so do other
+// precisions than FP32 (half precisions without tensor cores convert as they load, in kernels not in the data),
+// AMD GPUs and cuDNN's convolution kernels (Shape::blas false).
+inline constexpr std::array<Tile, 1> ampere_batched_tiles{{{128, 128}}};
+inline constexpr std::array<Tile, 1> pascal_nn_tiles{{{64, 128}}};
+inline constexpr auto simt_legacy_tiles = std::span(candidate_tiles).subspan<2>();  // up to 128x128
+static_assert(candidate_tiles[0].tm * candidate_tiles[0].tn > 128 * 128 && candidate_tiles[1].tm * candidate_tiles[1].tn > 128 * 128 &&
+              std::ranges::all_of(simt_legacy_tiles, [](const Tile& t) { return t.tm * t.tn <= 128 * 128; }));
+
+// The tiles the library picks from for s on g (split-K, for single GEMMs, is estimate_at's).
+[[nodiscard]] inline std::span<const Tile> library_tiles(const Shape& s, const Device& g) {
+  // TF32 allowed on a GPU without TF32 tensor cores runs the FP32 SGEMMs.
+  const bool sgemm = s.precision == Precision::fp32 || (s.precision == Precision::tf32 && !g.on_tensor_cores(s.precision));
+  if (!s.blas || !sgemm || !g.nvidia() || g.cc_major >= 9) return candidate_tiles;
+  if (g.cc_major == 6 && !s.transposed_b) return pascal_nn_tiles;
+  if (!s.shared_weight && !s.transposed_b && g.cc_major == 8 && g.cc_minor == 0) return ampere_batched_tiles;
+  return simt_legacy_tiles;
+}
+
 // A GPU's library efficiency for large GEMMs relative to the shared constants, by layout (fitted where the
 // GPU was measured; 1 elsewhere).
 struct Calibration {
@@ -78,7 +112,7 @@ struct Estimate {
   Estimate best;
   const double layout = s.transposed_b && g.nvidia() && g.cc_major < 7 ? p.legacy_tn : 1.0;
   const bool may_split = s.shared_weight;  // a single GEMM (below)
-  for (const Tile& t : candidate_tiles) {
+  for (const Tile& t : library_tiles(s, g)) {
     const double tiles = s.batch * std::ceil(s.m / t.tm) * std::ceil(s.n / t.tn);
     const double per_sm = std::max(1.0, std::floor(p.resident / (t.tm * t.tn)));
     const double slots = per_sm * g.sms;
