@@ -446,6 +446,8 @@ inline boost::json::object device_json(const Device& d) {
                    {"sustained_clock_source", d.load_clock_source()},
                    {"loop_clock_mhz", d.loop_clock_mhz_at(Precision::fp32)},
                    {"loop_clock_source", d.loop_clock_source},
+                   {"tensor_loop_clock_mhz", d.loop_clock_mhz_at(Precision::fp16)},
+                   {"tensor_loop_clock_source", d.tensor_loop_clock() > 0 ? d.tensor_loop_clock_source_used() : d.loop_clock_source},
                    {"fp32_lanes_per_sm", d.fp32_lanes_per_sm},
                    {"tensor_flops_per_clk_per_sm", {{"tf32", d.tensor.tf32}, {"fp16", d.tensor.fp16}, {"bf16", d.tensor.bf16}, {"fp8", d.tensor.fp8}}},
                    {"memory_gib", d.memory_gib},

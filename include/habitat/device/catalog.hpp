@@ -15,6 +15,7 @@
 #include "habitat/detail/json_fields.hpp"
 #include "habitat/device/catalog_data.hpp"
 #include "habitat/device/device.hpp"
+#include "habitat/device/tensor_power_fit.hpp"
 
 namespace habitat {
 
@@ -148,10 +149,19 @@ class Catalog {
     return nullptr;
   }
 
-  // Power-capped cards: their clock under load from their reference's power per lane-clock (after every
-  // merge, as a user file may change either card).
+  // Power-capped cards: their clock under load from their reference's power per lane-clock; every card's tensor-core
+  // GEMM loop clock from its power limit where none was measured (after every merge, as a user file may change them).
   void derive_power_clocks(std::string_view file) {
     for (auto& d : devices_) {
+      // A tensor-core GEMM loop's clock from the board's power limit, where none was measured.
+      d.tensor_power_clock_mhz = 0;
+      d.tensor_power_clock_source.clear();
+      if (const double f = d.tensor_loop_clock_mhz > 0 ? 0.0 : tensor_power_clock(d, tensor_power_fitted); f > 0) {
+        d.tensor_power_clock_mhz = f;
+        d.tensor_power_clock_source = "derived from the board's power limit (" + detail::number_text(d.tdp_w) + " W over " + std::to_string(d.sms) +
+                                      " SMs) against its FP16 tensor rate (tensor_power_fit.hpp, fitted on public torch.mm throughput); an estimate, "
+                                      "used for tensor-core GEMMs timed on their own, not a measurement";
+      }
       d.power_clock_mhz = 0;
       d.power_clock_source.clear();
       if (d.power_reference.empty()) continue;

@@ -107,6 +107,10 @@ struct Device {
   // below the clock tensor peaks are quoted at (an H100 SXM's BF16 and TF32 8192^3 loops at 1365-1395 MHz).
   double tensor_loop_clock_mhz = 0;
   std::string tensor_loop_clock_source;
+  // Where none was measured: the same clock derived from the board's power limit (tensor_power_clock_mhz), 0 where
+  // the board holds its tensor clock; set by the catalog.
+  double tensor_power_clock_mhz = 0;
+  std::string tensor_power_clock_source;
   double memory_gib = 0;
   double bandwidth_spec_gbps = 0;
   std::optional<double> bandwidth_measured_gbps;  // sustained DRAM bandwidth (measured, derived or estimated)
@@ -201,10 +205,21 @@ struct Device {
   [[nodiscard]] const std::string& load_clock_source() const {
     return sustained_clock_mhz > 0 ? sustained_clock_source : power_clock_source;
   }
+  // A tensor-core GEMM loop's clock: measured, else derived from the power limit, never above a measured SGEMM loop's
+  // (the denser work); 0 where neither applies. And where it comes from.
+  [[nodiscard]] double tensor_loop_clock() const {
+    if (tensor_loop_clock_mhz > 0) return tensor_loop_clock_mhz;
+    return tensor_power_clock_mhz > 0 && loop_clock_mhz > 0 ? std::min(tensor_power_clock_mhz, loop_clock_mhz) : tensor_power_clock_mhz;
+  }
+  [[nodiscard]] const std::string& tensor_loop_clock_source_used() const {
+    return tensor_loop_clock_mhz > 0 ? tensor_loop_clock_source : tensor_power_clock_source;
+  }
+  // Whether the tensor-core power law (tensor_power_share) covers this GPU: NVIDIA tensor cores and the facts it needs.
+  [[nodiscard]] bool tensor_power_applies() const { return nvidia() && cc_major >= 7 && tensor.fp16 > 0 && tdp_w > 0 && sms > 0; }
   // Clock of one GEMM timed alone in a long loop (per-operation sweeps).
   [[nodiscard]] double loop_clock_mhz_at(Precision p) const {
     const double load = load_clock_mhz(p);
-    if (on_tensor_cores(p) && tensor_loop_clock_mhz > 0) return std::min(tensor_loop_clock_mhz, load);
+    if (const double tensor = tensor_loop_clock(); on_tensor_cores(p) && tensor > 0) return std::min(tensor, load);
     return loop_clock_mhz > 0 ? std::min(loop_clock_mhz, load) : load;
   }
   // What a kernel can sustain: FLOP/clk/SM x SMs x load clock.
@@ -230,6 +245,29 @@ inline constexpr double power_clock_exponent = 2;
   if (!(card.tdp_w > 0 && ref.tdp_w > 0 && ref_lanes_clock > 0)) return card.boost_clock_mhz;
   const double demand_w = ref.tdp_w * lanes_clock / ref_lanes_clock;
   return card.boost_clock_mhz * std::min(1.0, std::pow(card.tdp_w / demand_w, 1 / power_clock_exponent));
+}
+
+// The clock of a dense tensor-core GEMM loop (torch.mm back to back, per-operation sweeps), the most power a board
+// draws per clock: at its tensor clock many boards would draw more than their TDP, and the clock falls until the
+// board fits. Per SM, a static part (W) and the tensor datapath's, `w_per_tflops` for each FP16 TFLOPS it runs at the
+// tensor clock, falling as (f / f_tensor)^3 (dynamic power f V^2, the voltage tracking the clock). The share of the
+// tensor clock is at least `tensor_power_min_share`. The two constants are shared by every GPU the law covers
+// (Device::tensor_power_applies): fitted on public torch.mm throughput and checked leaving each GPU out
+// (habitat-gemm-study --part power writes tensor_power_fit.hpp; README, "Tensor-core GEMM loops on every other board").
+struct TensorPower {
+  double static_w_per_sm = 1, w_per_tflops = 2;
+};
+inline constexpr double tensor_power_exponent = 3, tensor_power_min_share = 0.3;
+[[nodiscard]] inline double tensor_power_share(const Device& d, const TensorPower& c) {
+  if (!d.tensor_power_applies() || !(c.w_per_tflops > 0)) return 1;
+  const double fp16_tflops = d.tensor.fp16 * d.sms * d.peak_clock_mhz(Precision::fp16) * 1e-6;
+  const double budget = d.tdp_w / d.sms - c.static_w_per_sm, demand = c.w_per_tflops * fp16_tflops / d.sms;
+  return std::clamp(budget > 0 ? std::pow(budget / demand, 1 / tensor_power_exponent) : 0.0, tensor_power_min_share, 1.0);
+}
+// That clock in MHz where the law caps it, 0 where the board holds its tensor clock.
+[[nodiscard]] inline double tensor_power_clock(const Device& d, const TensorPower& c) {
+  const double share = tensor_power_share(d, c);
+  return share < 1 ? share * d.peak_clock_mhz(Precision::fp16) : 0;
 }
 
 // Bandwidths of two GPUs compared like with like: measured on both where both are measured, else the

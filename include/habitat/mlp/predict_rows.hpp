@@ -65,12 +65,18 @@ template <MlpBackend B>
       }
       // The architecture's residual where it serves the GPU and covers the shape (gemm_per_op.hpp); `label()` says which.
       const auto d_call = gemm::per_op_time_us(s, *dest, gemm::fitted_call_us);
+      // A tensor-core GEMM timed on its own runs at the clock its board's power limit allows, derived where unmeasured.
+      const auto clock_note = [&s](const Device& g) {
+        return g.on_tensor_cores(s.precision) && !(g.tensor_loop_clock_mhz > 0) && g.tensor_power_clock_mhz > 0
+                   ? "; " + g.name + "'s tensor clock in a GEMM loop derived from its power limit (" + std::to_string(std::lround(g.loop_clock_mhz_at(s.precision))) + " MHz, an estimate)"
+                   : std::string();
+      };
       if (!ratio) {
-        out[i] = {d_call.us / 1e3, d_call.label()};
+        out[i] = {d_call.us / 1e3, d_call.label() + clock_note(*dest)};
         continue;
       }
       const auto o_call = gemm::per_op_time_us(s, *ratio->origin, gemm::fitted_call_us);
-      out[i] = {origin_ms[i] * d_call.us / o_call.us, gemm::ratio_label(d_call, o_call)};
+      out[i] = {origin_ms[i] * d_call.us / o_call.us, gemm::ratio_label(d_call, o_call) + clock_note(*dest) + clock_note(*ratio->origin)};
     } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
     } else if (r.op) {
