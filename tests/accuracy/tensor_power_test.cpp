@@ -59,12 +59,20 @@ TEST_CASE("tensor power law: every catalog GPU's tensor loop clock is physical, 
     // Never above a measured SGEMM loop's clock (the denser work runs no faster).
     if (g.loop_clock_mhz > 0 && g.tensor_loop_clock() > 0) CHECK(g.tensor_loop_clock() <= g.loop_clock_mhz);
     // FP32 SIMT loops and every model step keep their clocks.
+    if (g.tensor_loop_clock_from_power(Precision::bf16)) CHECK(g.loop_clock_mhz_at(Precision::bf16) == g.tensor_power_clock_mhz);
     CHECK(g.loop_clock_mhz_at(Precision::fp32) ==
           (g.loop_clock_mhz > 0 ? std::min(g.loop_clock_mhz, g.load_clock_mhz(Precision::fp32)) : g.load_clock_mhz(Precision::fp32)));
   }
   CHECK(cat.at("H100 SXM").loop_clock_mhz_at(Precision::bf16) == cat.at("H100 SXM").tensor_loop_clock_mhz);  // measured, kept
   CHECK(cat.at("L4").loop_clock_mhz_at(Precision::bf16) < cat.at("L4").load_clock_mhz(Precision::bf16));     // 72 W: falls further
   CHECK(cat.at("RTX 4090").tensor_power_clock_mhz == 0);                                                  // holds its clock at 450 W
+  // The T4's measured SGEMM loop clock (730 MHz) is below what the law gives its FP16 loops: it sets them, and says so.
+  const Device& t4 = cat.at("T4");
+  CHECK(t4.tensor_power_clock_mhz > t4.loop_clock_mhz);
+  CHECK(t4.loop_clock_mhz_at(Precision::fp16) == t4.loop_clock_mhz);
+  CHECK_FALSE(t4.tensor_loop_clock_from_power(Precision::fp16));
+  CHECK(t4.tensor_loop_clock_source_used() == t4.loop_clock_source);
+  CHECK(cat.at("L4").tensor_loop_clock_from_power(Precision::bf16));
   // A tensor-core GEMM in a model step (not timed on its own) is predicted as before the law: at the clock under load.
   const Device& l4 = cat.at("L4");
   gemm::Shape step{1, 4096, 4096, 4096, true, true, false, Precision::bf16, 2};

@@ -212,7 +212,12 @@ struct Device {
     return tensor_power_clock_mhz > 0 && loop_clock_mhz > 0 ? std::min(tensor_power_clock_mhz, loop_clock_mhz) : tensor_power_clock_mhz;
   }
   [[nodiscard]] const std::string& tensor_loop_clock_source_used() const {
-    return tensor_loop_clock_mhz > 0 ? tensor_loop_clock_source : tensor_power_clock_source;
+    if (tensor_loop_clock_mhz > 0) return tensor_loop_clock_source;
+    return loop_clock_mhz > 0 && loop_clock_mhz < tensor_power_clock_mhz ? loop_clock_source : tensor_power_clock_source;
+  }
+  // Whether a tensor-core GEMM loop at p runs at the clock derived from the power limit (not a measured or lower one).
+  [[nodiscard]] bool tensor_loop_clock_from_power(Precision p) const {
+    return on_tensor_cores(p) && !(tensor_loop_clock_mhz > 0) && tensor_power_clock_mhz > 0 && loop_clock_mhz_at(p) == tensor_power_clock_mhz;
   }
   // Whether the tensor-core power law (tensor_power_share) covers this GPU: NVIDIA tensor cores and the facts it needs.
   [[nodiscard]] bool tensor_power_applies() const { return nvidia() && cc_major >= 7 && tensor.fp16 > 0 && tdp_w > 0 && sms > 0; }

@@ -67,7 +67,7 @@ template <MlpBackend B>
       const auto d_call = gemm::per_op_time_us(s, *dest, gemm::fitted_call_us);
       // A tensor-core GEMM timed on its own runs at the clock its board's power limit allows, derived where unmeasured.
       const auto clock_note = [&s](const Device& g) {
-        return g.on_tensor_cores(s.precision) && !(g.tensor_loop_clock_mhz > 0) && g.tensor_power_clock_mhz > 0
+        return g.tensor_loop_clock_from_power(s.precision)
                    ? "; " + g.name + "'s tensor clock in a GEMM loop derived from its power limit (" + std::to_string(std::lround(g.loop_clock_mhz_at(s.precision))) + " MHz, an estimate)"
                    : std::string();
       };
