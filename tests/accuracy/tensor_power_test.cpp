@@ -53,7 +53,8 @@ TEST_CASE("tensor power law: every catalog GPU's tensor loop clock is physical, 
     if (!g.tensor_power_applies()) CHECK(g.tensor_power_clock_mhz == 0);  // AMD, no tensor cores, no TDP
     if (g.tensor_loop_clock_mhz > 0) CHECK(g.tensor_power_clock_mhz == 0);  // measured wins
     if (g.tensor_power_clock_mhz > 0) {
-      CHECK(g.tensor_power_clock_mhz == Approx(share * g.peak_clock_mhz(Precision::fp16)));
+      if (g.tensor_power_twin.empty()) CHECK(g.tensor_power_clock_mhz == Approx(share * g.peak_clock_mhz(Precision::fp16)));
+      else CHECK(g.tensor_power_clock_mhz == cat.at(g.tensor_power_twin).tensor_loop_clock_mhz);
       CHECK(!g.tensor_power_clock_source.empty());
     }
     // Never above a measured SGEMM loop's clock (the denser work runs no faster).
@@ -73,6 +74,15 @@ TEST_CASE("tensor power law: every catalog GPU's tensor loop clock is physical, 
   CHECK_FALSE(t4.tensor_loop_clock_from_power(Precision::fp16));
   CHECK(t4.tensor_loop_clock_source_used() == t4.loop_clock_source);
   CHECK(cat.at("L4").tensor_loop_clock_from_power(Precision::bf16));
+  // The H800 SXM is the H100 SXM's silicon, memory and power limit: it takes that measured loop clock, not the law's
+  // (1244 MHz), and names it; the H200 (HBM3e) keeps its own, the H100 PCIe (350 W) has no twin.
+  const Device& h800 = cat.at("H800 SXM");
+  CHECK(h800.tensor_power_twin == "H100 SXM");
+  CHECK(h800.loop_clock_mhz_at(Precision::bf16) == cat.at("H100 SXM").tensor_loop_clock_mhz);
+  CHECK(h800.tensor_loop_clock_from_power(Precision::bf16));
+  CHECK_THAT(h800.tensor_loop_clock_source_used(), Catch::Contains("H100 SXM"));
+  CHECK(cat.at("H200").tensor_power_twin.empty());
+  CHECK(cat.at("H100 PCIe").tensor_power_twin.empty());
   // A tensor-core GEMM in a model step (not timed on its own) is predicted as before the law: at the clock under load.
   const Device& l4 = cat.at("L4");
   gemm::Shape step{1, 4096, 4096, 4096, true, true, false, Precision::bf16, 2};

@@ -151,12 +151,27 @@ class Catalog {
 
   // Power-capped cards: their clock under load from their reference's power per lane-clock; every card's tensor-core
   // GEMM loop clock from its power limit where none was measured (after every merge, as a user file may change them).
+  // Another catalog GPU with a measured tensor loop clock that draws this one's power (power_twins), where this one
+  // has none measured; the first such in the catalog's order.
+  [[nodiscard]] const Device* measured_power_twin(const Device& d) const {
+    if (d.tensor_loop_clock_mhz > 0 || !d.tensor_power_applies()) return nullptr;
+    for (const auto& t : devices_)
+      if (&t != &d && t.tensor_loop_clock_mhz > 0 && power_twins(d, t)) return &t;
+    return nullptr;
+  }
+
   void derive_power_clocks(std::string_view file) {
     for (auto& d : devices_) {
       // A tensor-core GEMM loop's clock from the board's power limit, where none was measured.
       d.tensor_power_clock_mhz = 0;
       d.tensor_power_clock_source.clear();
-      if (const double f = d.tensor_loop_clock_mhz > 0 ? 0.0 : tensor_power_clock(d, tensor_power_fitted); f > 0) {
+      d.tensor_power_twin.clear();
+      if (const Device* twin = measured_power_twin(d)) {
+        d.tensor_power_clock_mhz = twin->tensor_loop_clock_mhz;
+        d.tensor_power_twin = twin->name;
+        d.tensor_power_clock_source = "the " + twin->name + "'s measured tensor loop clock: this GPU has its SMs, tensor rate, clocks, memory and " +
+                                      detail::number_text(d.tdp_w) + " W power limit (" + twin->tensor_loop_clock_source + ")";
+      } else if (const double f = d.tensor_loop_clock_mhz > 0 ? 0.0 : tensor_power_clock(d, tensor_power_fitted); f > 0) {
         d.tensor_power_clock_mhz = f;
         d.tensor_power_clock_source = "derived from the board's power limit (" + detail::number_text(d.tdp_w) + " W over " + std::to_string(d.sms) +
                                       " SMs) against its FP16 tensor rate (tensor_power_fit.hpp, fitted on public torch.mm throughput); an estimate, "

@@ -111,6 +111,7 @@ struct Device {
   // the board holds its tensor clock; set by the catalog.
   double tensor_power_clock_mhz = 0;
   std::string tensor_power_clock_source;
+  std::string tensor_power_twin;  // the catalog GPU whose measured loop clock that is (power_twins); empty: the law's
   double memory_gib = 0;
   double bandwidth_spec_gbps = 0;
   std::optional<double> bandwidth_measured_gbps;  // sustained DRAM bandwidth (measured, derived or estimated)
@@ -219,6 +220,10 @@ struct Device {
   [[nodiscard]] bool tensor_loop_clock_from_power(Precision p) const {
     return on_tensor_cores(p) && !(tensor_loop_clock_mhz > 0) && tensor_power_clock_mhz > 0 && loop_clock_mhz_at(p) == tensor_power_clock_mhz;
   }
+  // Its FP16 tensor-core TFLOPS at the tensor clock: the power law's demand (tensor_power_share).
+  [[nodiscard]] double tensor_fp16_tflops_at_tensor_clock() const { return tensor.fp16 * sms * peak_clock_mhz(Precision::fp16) * 1e-6; }
+  // The tensor loop clock (MHz) at `share` of the tensor clock; 0 where the share is 1 (the board holds its clock).
+  [[nodiscard]] double tensor_clock_at_share(double share) const { return share < 1 ? share * peak_clock_mhz(Precision::fp16) : 0; }
   // Whether the tensor-core power law (tensor_power_share) covers this GPU: NVIDIA tensor cores and the facts it needs.
   [[nodiscard]] bool tensor_power_applies() const { return nvidia() && cc_major >= 7 && tensor.fp16 > 0 && tdp_w > 0 && sms > 0; }
   // Clock of one GEMM timed alone in a long loop (per-operation sweeps).
@@ -265,14 +270,21 @@ struct TensorPower {
 inline constexpr double tensor_power_exponent = 3, tensor_power_min_share = 0.3;
 [[nodiscard]] inline double tensor_power_share(const Device& d, const TensorPower& c) {
   if (!d.tensor_power_applies() || !(c.w_per_tflops > 0)) return 1;
-  const double fp16_tflops = d.tensor.fp16 * d.sms * d.peak_clock_mhz(Precision::fp16) * 1e-6;
-  const double budget = d.tdp_w / d.sms - c.static_w_per_sm, demand = c.w_per_tflops * fp16_tflops / d.sms;
+  const double budget = d.tdp_w / d.sms - c.static_w_per_sm, demand = c.w_per_tflops * d.tensor_fp16_tflops_at_tensor_clock() / d.sms;
   return std::clamp(budget > 0 ? std::pow(budget / demand, 1 / tensor_power_exponent) : 0.0, tensor_power_min_share, 1.0);
 }
 // That clock in MHz where the law caps it, 0 where the board holds its tensor clock.
 [[nodiscard]] inline double tensor_power_clock(const Device& d, const TensorPower& c) {
-  const double share = tensor_power_share(d, c);
-  return share < 1 ? share * d.peak_clock_mhz(Precision::fp16) : 0;
+  return d.tensor_clock_at_share(tensor_power_share(d, c));
+}
+
+// Whether two GPUs draw the same power in the same tensor-core loop: one silicon configuration (SMs, tensor rate,
+// clocks), one memory and one power limit, as the H800 SXM and the H100 SXM (they differ in NVLink and FP64 only,
+// idle in a GEMM). A loop clock measured on one holds for the other; the law is only an estimate.
+[[nodiscard]] inline bool power_twins(const Device& a, const Device& b) {
+  return a.vendor == b.vendor && a.cc_major == b.cc_major && a.cc_minor == b.cc_minor && a.sms == b.sms && a.tensor.fp16 == b.tensor.fp16 &&
+         a.peak_clock_mhz(Precision::fp16) == b.peak_clock_mhz(Precision::fp16) && a.boost_clock_mhz == b.boost_clock_mhz &&
+         a.tdp_w == b.tdp_w && a.memory == b.memory && a.bandwidth_spec_gbps == b.bandwidth_spec_gbps;
 }
 
 // Bandwidths of two GPUs compared like with like: measured on both where both are measured, else the

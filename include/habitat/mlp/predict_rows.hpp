@@ -65,11 +65,14 @@ template <MlpBackend B>
       }
       // The architecture's residual where it serves the GPU and covers the shape (gemm_per_op.hpp); `label()` says which.
       const auto d_call = gemm::per_op_time_us(s, *dest, gemm::fitted_call_us);
-      // A tensor-core GEMM timed on its own runs at the clock its board's power limit allows, derived where unmeasured.
+      // A tensor-core GEMM timed on its own runs at the clock its board's power limit allows: where unmeasured, its
+      // power twin's measured clock or the law's.
       const auto clock_note = [&s](const Device& g) {
-        return g.tensor_loop_clock_from_power(s.precision)
-                   ? "; " + g.name + "'s tensor clock in a GEMM loop derived from its power limit (" + std::to_string(std::lround(g.loop_clock_mhz_at(s.precision))) + " MHz, an estimate)"
-                   : std::string();
+        if (!g.tensor_loop_clock_from_power(s.precision)) return std::string();
+        const std::string mhz = std::to_string(std::lround(g.loop_clock_mhz_at(s.precision))) + " MHz";
+        return "; " + g.name + "'s tensor clock in a GEMM loop " +
+               (g.tensor_power_twin.empty() ? "derived from its power limit (" + mhz + ", an estimate)"
+                                            : "as measured on the " + g.tensor_power_twin + ", whose SMs, clocks, memory and power limit it shares (" + mhz + ")");
       };
       if (!ratio) {
         out[i] = {d_call.us / 1e3, d_call.label() + clock_note(*dest)};

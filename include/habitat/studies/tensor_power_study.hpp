@@ -38,13 +38,13 @@ struct PowerRow {
 // The device with the law's clock at `share` of its tensor clock, as the catalog derives it.
 [[nodiscard]] inline Device with_power_share(const Device& g, double share) {
   Device d = uncapped(g);
-  d.tensor_power_clock_mhz = share < 1 ? share * d.peak_clock_mhz(Precision::fp16) : 0;
+  d.tensor_power_clock_mhz = d.tensor_clock_at_share(share);
   return d;
 }
 
 // The loop clock's share of the tensor clock that one call implies (time ~ 1 / clock for these compute-bound calls).
-[[nodiscard]] inline double implied_share(const Device& g, Precision p, const PowerCall& c) {
-  const Device u = uncapped(g);
+// `u`: the GPU without any tensor loop clock (uncapped).
+[[nodiscard]] inline double implied_share(const Device& u, Precision p, const PowerCall& c) {
   const double peak = u.peak_clock_mhz(p), loop = u.loop_clock_mhz_at(p), tau = gemm::fitted.clock_fall_us;
   const double flops = 2.0 * c.n * c.n * c.n, predicted_us = flops / (predicted_mm_tflops(u, p, c.n) * 1e6);
   const double measured_us = flops / (c.measured_tflops * 1e6);
@@ -68,8 +68,9 @@ struct PowerRow {
   std::vector<PowerRow> out;
   for (auto& [key, row] : by) {
     const Precision p = gemm_precision(row.precision, {"", ""});
+    const Device u = uncapped(*row.gpu);
     std::vector<double> v;
-    for (const auto& c : row.calls) v.push_back(implied_share(*row.gpu, p, c));
+    for (const auto& c : row.calls) v.push_back(implied_share(u, p, c));
     std::sort(v.begin(), v.end());
     row.share = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
     out.push_back(std::move(row));
