@@ -36,12 +36,12 @@ TEST_CASE("GEMM residual per architecture: the held-out fifth of every measured 
   for (const auto& r : rows) {
     const auto& s = r.shape;
     if (!gemm::residual_held_out(s.batch, s.m, s.n, s.k)) continue;
-    const double call = r.call_timed() ? gemm::fitted_call_us : 0;
+    const double call = r.call_timed() ? gemm::timed_call_us(s) : 0;
     const Device* origin_ptr = gemm::origin_of(*r.gpu, test::catalog());
     REQUIRE(origin_ptr);
     const Device& origin = *origin_ptr;
     if (const gemm::Row* o = &origin != r.gpu ? index.find(r, &origin) : nullptr) {
-      const auto e = gemm::baseline_errors(o->measured_us - (o->call_timed() ? gemm::fitted_call_us : 0), call, origin, *r.gpu, r.measured_us);
+      const auto e = gemm::baseline_errors(o->measured_us - (o->call_timed() ? gemm::timed_call_us(o->shape) : 0), call, origin, *r.gpu, r.measured_us);
       auto& b = by[{r.gpu->name, r.op}];
       b.same += e.same, b.flops += e.flops, b.bandwidth += e.bandwidth, ++b.paired;
     }

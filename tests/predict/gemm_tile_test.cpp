@@ -167,10 +167,10 @@ TEST_CASE("per-operation GEMMs: one residual per architecture, FP32 on NVIDIA GP
   const Catalog cat = Catalog::builtin();
   gemm::Shape s{1, 1024, 1024, 1024, true, true};
   s.timed_alone = true;
-  const auto by = [&](const char* gpu) { return gemm::per_op_time_us(s, cat.at(gpu), gemm::fitted_call_us).label(); };
+  const auto by = [&](const char* gpu) { return gemm::per_op_time_us(s, cat.at(gpu), gemm::timed_call_us(s)).label(); };
   const auto factor = [&](const char* gpu) {
     const auto& g = cat.at(gpu);
-    return gemm::per_op_time_us(s, g, gemm::fitted_call_us).us / (gemm::estimate(s, g, gemm::fitted).us + gemm::fitted_call_us);
+    return gemm::per_op_time_us(s, g, gemm::timed_call_us(s)).us / (gemm::estimate(s, g, gemm::fitted).us + gemm::timed_call_us(s));
   };
   CHECK(by("L4") == "tile");       // sm_89: no GPU of it measured
   CHECK(by("MI250X") == "tile");   // AMD, whatever number its gfx target has
@@ -190,12 +190,12 @@ TEST_CASE("per-operation GEMMs: one residual per architecture, FP32 on NVIDIA GP
   // A linear of batch B is one GEMM of B x M rows, as the fitted linear rows (all of batch 1) were.
   gemm::Shape batched = s, folded = s;
   batched.batch = 4, batched.m = 256, folded.m = 1024;
-  CHECK(gemm::per_op_time_us(batched, cat.at("P4"), gemm::fitted_call_us).label() == "tile + sm_61 residual");
-  CHECK(gemm::per_op_time_us(batched, cat.at("P4"), gemm::fitted_call_us).us == Approx(gemm::per_op_time_us(folded, cat.at("P4"), gemm::fitted_call_us).us));
+  CHECK(gemm::per_op_time_us(batched, cat.at("P4"), gemm::timed_call_us(s)).label() == "tile + sm_61 residual");
+  CHECK(gemm::per_op_time_us(batched, cat.at("P4"), gemm::timed_call_us(s)).us == Approx(gemm::per_op_time_us(folded, cat.at("P4"), gemm::timed_call_us(s)).us));
   // Far beyond the shapes it was fitted on it steps aside and says so.
   gemm::Shape huge = s;
   huge.m = huge.n = huge.k = 1 << 16;
-  CHECK(gemm::per_op_time_us(huge, cat.at("P4"), gemm::fitted_call_us).label() == "tile (outside the sm_61 residual's shapes)");
+  CHECK(gemm::per_op_time_us(huge, cat.at("P4"), gemm::timed_call_us(s)).label() == "tile (outside the sm_61 residual's shapes)");
   s.precision = Precision::bf16;
   CHECK(by("P4") == "tile");
 }
@@ -209,9 +209,9 @@ TEST_CASE("per-operation GEMMs: finite, bounded by the clamp, on every catalog G
           gemm::Shape s{tn ? 1.0 : 64.0, m, 512, k, tn, tn};
           s.timed_alone = true;
           // The residual scales the tile model without the GPU's library efficiency; outside it, the calibrated one answers.
-          const double plain = gemm::estimate(s, g, gemm::fitted).us + gemm::fitted_call_us;
-          const double calibrated = gemm::calibrated_time_us(s, g, gemm::fitted_call_us);
-          const double t = gemm::per_op_time_us(s, g, gemm::fitted_call_us).us;
+          const double plain = gemm::estimate(s, g, gemm::fitted).us + gemm::timed_call_us(s);
+          const double calibrated = gemm::calibrated_time_us(s, g, gemm::timed_call_us(s));
+          const double t = gemm::per_op_time_us(s, g, gemm::timed_call_us(s)).us;
           INFO(g.name << " m " << m << " k " << k);
           CHECK(std::isfinite(t));
           CHECK((t == Approx(calibrated) || (t >= plain * std::exp(-gemm::residual_log_clamp) * 0.999 &&

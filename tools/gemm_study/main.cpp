@@ -13,6 +13,7 @@
 #include <map>
 
 #include "habitat/device/catalog.hpp"
+#include "habitat/predict/gemm_per_op.hpp"
 #include "habitat/studies/gemm_study.hpp"
 #include "habitat/studies/op_study.hpp"
 #include "habitat/studies/tensor_power_study.hpp"
@@ -45,8 +46,10 @@ void write_params(const std::string& path, std::size_t rows, const gemm::Fit& al
       << "// H100/H200 measurements (data/opdata/*_neusight). Constants only; no rows are shipped.\n"
       << "#include <array>\n\n#include \"habitat/predict/gemm_tile.hpp\"\n\nnamespace habitat::gemm {\n\ninline constexpr Params fitted{"
       << p.e_max << ", " << p.k_half << ", " << p.alpha << ", " << p.e_mem << ", " << p.fixed_cycles << ", " << p.legacy_tn << ", "
-      << p.resident << ", " << p.clock_fall_us << ", " << p.issue_share << "};\n// Overhead of one timed call in NeuSight's protocol (CUDA events around one call; not part of a kernel).\n"
-      << "inline constexpr double fitted_call_us = " << all.call << ";\n\n// Library efficiency of the measured GPUs (median over GEMMs of >= 1 GFLOP; nn: bmm, tn: linear); other GPUs: 1.\n";
+      << p.resident << ", " << p.clock_fall_us << ", " << p.issue_share
+      << "};\n// Overhead of one timed call in NeuSight's protocol (CUDA events around one call; not part of a kernel): F.linear's\n"
+      << "// (with bias), and torch.bmm's, whose host path is shorter (gemm::timed_call_us).\n"
+      << "inline constexpr double fitted_call_us = " << all.call << ";\ninline constexpr double fitted_bmm_call_us = " << all.bmm_call << ";\n\n// Library efficiency of the measured GPUs (median over GEMMs of >= 1 GFLOP; nn: bmm, tn: linear); other GPUs: 1.\n";
   // A GPU measured in one layout only keeps 1 for the other.
   std::map<std::string, std::pair<double, double>> by_name;
   for (const auto& [key, k] : cal) {
@@ -81,7 +84,7 @@ void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, cons
         << e.tile.tn << "," << e.waves << "," << g.sms << "," << g.flops_per_clk_per_sm(r.shape.precision) << ","
         << g.load_clock_mhz(r.shape.precision) << "," << g.loop_clock_mhz_at(r.shape.precision) << "," << g.boost_clock_mhz << ","
         << g.sustained_bandwidth_gbps() << "," << g.l2_mib << "," << g.limits.shared_mem_per_sm / 1024 << "," << g.cc_major << "," << g.cc_minor << ","
-        << g.tdp_w << "," << all.call_us(r) << "," << shipped.us + (r.call_timed() ? gemm::fitted_call_us : 0) << "," << shipped.waves;
+        << g.tdp_w << "," << all.call_us(r) << "," << shipped.us + (r.call_timed() ? gemm::timed_call_us(r.shape) : 0) << "," << shipped.waves;
     for (const Device* o : gpus) out << "," << gemm::predict_us(r, fits.at(o));
     out << "\n";
   }
@@ -95,8 +98,8 @@ bool gemm_part(const Args& a, const Catalog& cat) {
   if (!a.params_out.empty()) write_params(a.params_out, rows.size(), all, gemm::calibrate(rows, all));
   const auto& p = all.params;
   std::printf("fitted on all GPUs: e_max %.3f, k_half %.1f, alpha %.3f, e_mem %.3f, fixed %.0f cycles, legacy tn %.2f, resident %.0f, "
-              "clock fall %.0f us, issue-limited lanes %.2f, call %.1f us\n\n",
-              p.e_max, p.k_half, p.alpha, p.e_mem, p.fixed_cycles, p.legacy_tn, p.resident, p.clock_fall_us, p.issue_share, all.call);
+              "clock fall %.0f us, issue-limited lanes %.2f, call %.1f us (linear), %.1f us (bmm)\n\n",
+              p.e_max, p.k_half, p.alpha, p.e_mem, p.fixed_cycles, p.legacy_tn, p.resident, p.clock_fall_us, p.issue_share, all.call, all.bmm_call);
   std::printf("Leave-one-GPU-out, MAPE of the op's latency (model fitted without that GPU):\n\n");
   std::printf("| GPU | op | n | unseen GPU: tile model | unseen: ratio from origin | origin | in training, calibrated | same time | FLOPS ratio | "
               "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");
@@ -211,7 +214,7 @@ void power_part(const Args& a, const Catalog& cat) {
     const Device& g = *c.gpu;
     none += c.error_without_law / checks.size(), law += c.error_law_left_out / checks.size();
     std::printf("| %s | %.0f | %d | %.0f | %s | %.2f | %.2f | %.2f | %s | %s |\n", g.name.c_str(), g.tdp_w, g.sms,
-                g.tensor.fp16 * g.sms * g.peak_clock_mhz(Precision::fp16) * 1e-6, c.precisions.c_str(), c.implied, c.law_all, c.law_without,
+                g.tensor_fp16_tflops_at_tensor_clock(), c.precisions.c_str(), c.implied, c.law_all, c.law_without,
                 pct(c.error_without_law).c_str(), pct(c.error_law_left_out).c_str());
   }
   std::printf("\nMean over the %zu GPUs: without the law %s, with the law fitted without the GPU %s.\n", checks.size(), pct(none).c_str(), pct(law).c_str());

@@ -5,6 +5,6 @@
 
 namespace habitat {
 
-inline constexpr TensorPower tensor_power_fitted{0.9, 1.89003};
+inline constexpr TensorPower tensor_power_fitted{0.925, 1.82056};
 
 }  // namespace habitat

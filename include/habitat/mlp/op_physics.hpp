@@ -271,7 +271,7 @@ struct ConvModel {
   double max_waves = 2600;
   // And the output channels of the Winograd term to the public rows' range.
   double winograd_n_min = 3, winograd_n_max = 2048;
-  ConvCoefs coefs{0.088, 0.505, 0.612, 0.166, 0.467, -0.172, -0.359};  // intercept, q, depth, waves, algorithm, Winograd's N, no-Winograd library
+  ConvCoefs coefs{0.088, 0.507, 0.605, 0.166, 0.457, -0.173, -0.365};  // intercept, q, depth, waves, algorithm, Winograd's N, no-Winograd library
 };
 inline constexpr ConvModel conv_model{};
 

@@ -64,7 +64,7 @@ template <MlpBackend B>
         continue;
       }
       // The architecture's residual where it serves the GPU and covers the shape (gemm_per_op.hpp); `label()` says which.
-      const auto d_call = gemm::per_op_time_us(s, *dest, gemm::fitted_call_us);
+      const auto d_call = gemm::per_op_time_us(s, *dest, gemm::timed_call_us(s));
       // A tensor-core GEMM timed on its own runs at the clock its board's power limit allows: where unmeasured, its
       // power twin's measured clock or the law's.
       const auto clock_note = [&s](const Device& g) {
@@ -78,7 +78,7 @@ template <MlpBackend B>
         out[i] = {d_call.us / 1e3, d_call.label() + clock_note(*dest)};
         continue;
       }
-      const auto o_call = gemm::per_op_time_us(s, *ratio->origin, gemm::fitted_call_us);
+      const auto o_call = gemm::per_op_time_us(s, *ratio->origin, gemm::timed_call_us(s));
       out[i] = {origin_ms[i] * d_call.us / o_call.us, gemm::ratio_label(d_call, o_call) + clock_note(*dest) + clock_note(*ratio->origin)};
     } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);

@@ -24,6 +24,11 @@ namespace habitat::gemm {
   return 1.0;
 }
 
+// The overhead of one timed call of the GEMM in NeuSight's protocol: F.linear's (with bias; a shared weight) or
+// torch.bmm's. On every public rig the shortest bmm calls take 0.55-0.64 of the shortest linear calls (29-49 us
+// against 46-89): the two host paths differ, by about the same share on every host.
+[[nodiscard]] constexpr double timed_call_us(const Shape& s) { return s.shared_weight ? fitted_call_us : fitted_bmm_call_us; }
+
 // The tile model with the GPU's library efficiency (no residual), plus the call's overhead.
 [[nodiscard]] inline double calibrated_time_us(const Shape& s, const Device& g, double call_us) {
   return estimate(s, g, fitted, library_efficiency(g, s)).us + call_us;
@@ -66,7 +71,7 @@ struct PerOpTime {
   // trace's, call_us = 0) takes the share of the correction its time has in the call, so a GEMM of a few
   // microseconds, whose timed call is mostly overhead, is not moved by the overhead's variations.
   if (call_us > 0) return {(e.us + call_us) * std::exp(log_f), PerOpTime::By::residual, a};
-  return {e.us * std::exp(log_f * e.us / (e.us + fitted_call_us)), PerOpTime::By::residual, a};
+  return {e.us * std::exp(log_f * e.us / (e.us + timed_call_us(s))), PerOpTime::By::residual, a};
 }
 
 // The ratio method's label: "tile-ratio", naming each side's answer where either is not the tile model alone.

@@ -35,8 +35,8 @@ struct Row {
 // The constants fitted to data, and the one protocol term: a timed call's overhead (NeuSight's rows).
 struct Fit {
   Params params;
-  double call = 0;
-  [[nodiscard]] double call_us(const Row& r) const { return r.call_timed() ? call : 0; }
+  double call = 0, bmm_call = 0;  // linear's (F.linear with bias) and bmm's (gemm::timed_call_us)
+  [[nodiscard]] double call_us(const Row& r) const { return r.call_timed() ? (r.shape.shared_weight ? call : bmm_call) : 0; }
 };
 
 // A timed call: the kernel plus the call's overhead.
@@ -129,6 +129,7 @@ inline constexpr double max_fit_call_us = 30000;
     f.params.legacy_tn = std::min(1.0, std::exp(x[7]));
     f.params.clock_fall_us = std::exp(x[8]);
     f.params.issue_share = std::min(1.0, std::exp(x[9]));
+    f.bmm_call = f.call * std::exp(x[10]);
     return f;
   };
   auto loss = [&](const std::vector<double>& x) {
@@ -139,7 +140,7 @@ inline constexpr double max_fit_call_us = 30000;
   };
   const Params d;
   const std::vector<double> x0{std::log(d.e_max), std::log(d.k_half), std::log(d.alpha), std::log(d.e_mem), std::log(d.fixed_cycles),
-                               std::log(20.0), std::log(d.resident), std::log(0.7), std::log(d.clock_fall_us), std::log(0.8)};
+                               std::log(20.0), std::log(d.resident), std::log(0.7), std::log(d.clock_fall_us), std::log(0.8), 0.0};
   return unpack(habitat::detail::nelder_mead(loss, x0, 0.4, iterations));
 }
 
