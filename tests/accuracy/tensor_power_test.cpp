@@ -75,7 +75,7 @@ TEST_CASE("tensor power law: every catalog GPU's tensor loop clock is physical, 
   CHECK(t4.tensor_loop_clock_source_used() == t4.loop_clock_source);
   CHECK(cat.at("L4").tensor_loop_clock_from_power(Precision::bf16));
   // The H800 SXM is the H100 SXM's silicon, memory and power limit: it takes that measured loop clock, not the law's
-  // (1244 MHz), and names it; the H200 (HBM3e) keeps its own, the H100 PCIe (350 W) has no twin.
+  // (1253 MHz), and names it; the H200 (HBM3e) keeps its own, the H100 PCIe (350 W) has no twin.
   const Device& h800 = cat.at("H800 SXM");
   CHECK(h800.tensor_power_twin == "H100 SXM");
   CHECK(h800.loop_clock_mhz_at(Precision::bf16) == cat.at("H100 SXM").tensor_loop_clock_mhz);
