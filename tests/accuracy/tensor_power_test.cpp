@@ -33,7 +33,7 @@ TEST_CASE("tensor power law: leaving each GPU out, its tensor GEMM loops' time i
   for (const auto& c : checks) none += c.error_without_law / checks.size(), law += c.error_law_left_out / checks.size();
   INFO("mean over " << checks.size() << " GPUs: without the law " << none << ", law left out " << law);
   CHECK(law < 0.6 * none);
-  CHECK(law <= 0.115);  // 10.7% on 2026-11-29
+  CHECK(law <= 0.115);  // 10.7% on 2026-11-29, 10.1% since the call overheads per operation refit the tile model
   // The capped boards the law exists for: each nearer than without it.
   for (const auto& c : checks) {
     INFO(c.gpu->name << ": implied " << c.implied << ", law left out " << c.law_without);
@@ -83,6 +83,22 @@ TEST_CASE("tensor power law: every catalog GPU's tensor loop clock is physical, 
   CHECK_THAT(h800.tensor_loop_clock_source_used(), Catch::Contains("H100 SXM"));
   CHECK(cat.at("H200").tensor_power_twin.empty());
   CHECK(cat.at("H100 PCIe").tensor_power_twin.empty());
+  // Twins differ in nothing that draws power: one fact changed breaks the pair.
+  const Device& h100 = cat.at("H100 SXM");
+  CHECK(power_twins(h800, h100));
+  auto differs = [&](auto change) {
+    Device d = h800;
+    change(d);
+    return !power_twins(d, h100);
+  };
+  CHECK(differs([](Device& d) { d.tdp_w = 600; }));
+  CHECK(differs([](Device& d) { d.memory = "HBM3e"; }));
+  CHECK(differs([](Device& d) { d.bandwidth_spec_gbps = 4800; }));
+  CHECK(differs([](Device& d) { d.sms = 114; }));
+  CHECK(differs([](Device& d) { d.tensor_clock_mhz = 1620; }));
+  CHECK(differs([](Device& d) { d.vendor = Vendor::amd; }));
+  // The study's uncapped device forgets the twin with the clock.
+  CHECK(report::uncapped(h800).tensor_power_twin.empty());
   // A tensor-core GEMM in a model step (not timed on its own) is predicted as before the law: at the clock under load.
   const Device& l4 = cat.at("L4");
   gemm::Shape step{1, 4096, 4096, 4096, true, true, false, Precision::bf16, 2};

@@ -276,10 +276,12 @@ TEST_CASE("timed convolutions: the floor line through the tenths' shortest calls
   r.call_timed = true, r.seq = 1000;
   CHECK(habitat::opstudy::timed_ms(r, 0.01, line) == Approx(line.at(1000)));
   CHECK(habitat::opstudy::timed_ms(r, 2.0, line) == Approx(habitat::opstudy::conv_call_lead * line.at(1000) + 2.0));
-  // Without a floor line the call is additive (NeuSight's matrix-math protocol: the fitted call, 38.4 us).
+  // Without a floor line the call is additive (NeuSight's matrix-math protocol: F.linear's fitted call, 45.0 us).
   CHECK(habitat::opstudy::timed_ms(r, 2.0, std::nullopt) == Approx(2.0 + habitat::gemm::fitted_call_us / 1e3));
   CHECK(habitat::gemm::fitted_call_us > 20);
   CHECK(habitat::gemm::fitted_call_us < 60);
+  CHECK(habitat::gemm::fitted_bmm_call_us > 10);
+  CHECK(habitat::gemm::fitted_bmm_call_us < habitat::gemm::fitted_call_us);  // bmm's host path is the shorter on every rig
   // A floor that would fall along the file is taken as flat; too few rows give no line at all.
   std::vector<std::pair<double, double>> falling;
   for (int i = 0; i < 1000; ++i) falling.emplace_back(i, 0.5 - 2e-4 * i + (i % 3 == 1 ? 0 : 1));

@@ -149,10 +149,9 @@ class Catalog {
     return nullptr;
   }
 
-  // Power-capped cards: their clock under load from their reference's power per lane-clock; every card's tensor-core
-  // GEMM loop clock from its power limit where none was measured (after every merge, as a user file may change them).
   // Another catalog GPU with a measured tensor loop clock that draws this one's power (power_twins), where this one
-  // has none measured; the first such in the catalog's order.
+  // has none measured; the first such in the catalog's order. A user's device file counts: its measurement must be
+  // of the board as its facts say (a power-capped board gives its lowered limit as tdp_w).
   [[nodiscard]] const Device* measured_power_twin(const Device& d) const {
     if (d.tensor_loop_clock_mhz > 0 || !d.tensor_power_applies()) return nullptr;
     for (const auto& t : devices_)
@@ -160,6 +159,9 @@ class Catalog {
     return nullptr;
   }
 
+  // Power-capped cards: their clock under load from their reference's power per lane-clock; every card's tensor-core
+  // GEMM loop clock from its power twin's measurement or its power limit where none was measured (after every merge,
+  // as a user file may change them).
   void derive_power_clocks(std::string_view file) {
     for (auto& d : devices_) {
       // A tensor-core GEMM loop's clock from the board's power limit, where none was measured.

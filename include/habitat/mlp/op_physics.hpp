@@ -26,7 +26,10 @@ namespace habitat::mlp {
 struct OpPhysicsShares {
   // Memory-bound shares are over the kernel time left after the call's lead (see timed_call_ms).
   double gemm = 0.65, norm = 0.66, softmax = 0.82, elementwise = 1.00;  // convolutions: conv_efficiency
-  double call_ms = gemm::fitted_call_us / 1e3;  // one timed call's overhead (launch and events), NeuSight's protocol
+  // One timed call's overhead (launch and events), NeuSight's protocol, for an op without a measured floor (a
+  // convolution in predict-ops): F.linear's, the longer of the GEMMs' two, as a functional's call; NeuSight's
+  // convolution floors start at 40-91 us along their files (opstudy::conv_floor_line).
+  double call_ms = gemm::fitted_call_us / 1e3;
   // The shortest a kernel runs: the median `add` kernel of configurations under 20k elements on habitat's
   // H100 and H200 (data/opdata/*_neusight, CUPTI kernel durations: 1.25 and 1.0 us).
   double kernel_floor_ms = 0.0011;

@@ -27,7 +27,7 @@ namespace habitat::gemm {
 // The overhead of one timed call of the GEMM in NeuSight's protocol: F.linear's (with bias; a shared weight) or
 // torch.bmm's. On every public rig the shortest bmm calls take 0.55-0.64 of the shortest linear calls (29-49 us
 // against 46-89): the two host paths differ, by about the same share on every host.
-[[nodiscard]] constexpr double timed_call_us(const Shape& s) { return s.shared_weight ? fitted_call_us : fitted_bmm_call_us; }
+[[nodiscard]] constexpr double timed_call_us(const Shape& s) { return per_operation(s, fitted_call_us, fitted_bmm_call_us); }
 
 // The tile model with the GPU's library efficiency (no residual), plus the call's overhead.
 [[nodiscard]] inline double calibrated_time_us(const Shape& s, const Device& g, double call_us) {

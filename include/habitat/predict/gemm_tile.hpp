@@ -35,6 +35,9 @@ struct Shape {
   [[nodiscard]] constexpr ops::Work work() const { return ops::gemm_work(batch, m, n, k, elem_bytes, shared_weight); }
 };
 
+// A value that differs between the two GEMM operations, chosen for the shape: linear's (one shared weight) or bmm's.
+[[nodiscard]] constexpr double per_operation(const Shape& s, double linear, double bmm) { return s.shared_weight ? linear : bmm; }
+
 struct Params {
   double e_max = 0.85;    // share of the datapath's sustained peak a 128x128 tile's main loop reaches at long K
   double k_half = 64;     // K at which the main loop reaches half of that (fixed per-tile prologue/epilogue)

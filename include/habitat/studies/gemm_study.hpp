@@ -32,11 +32,11 @@ struct Row {
   [[nodiscard]] bool call_timed() const { return shape.timed_alone; }
 };
 
-// The constants fitted to data, and the one protocol term: a timed call's overhead (NeuSight's rows).
+// The constants fitted to data, and the protocol's terms: a timed call's overhead (NeuSight's rows), one per operation.
 struct Fit {
   Params params;
   double call = 0, bmm_call = 0;  // linear's (F.linear with bias) and bmm's (gemm::timed_call_us)
-  [[nodiscard]] double call_us(const Row& r) const { return r.call_timed() ? (r.shape.shared_weight ? call : bmm_call) : 0; }
+  [[nodiscard]] double call_us(const Row& r) const { return r.call_timed() ? per_operation(r.shape, call, bmm_call) : 0; }
 };
 
 // A timed call: the kernel plus the call's overhead.

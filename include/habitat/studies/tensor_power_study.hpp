@@ -30,9 +30,10 @@ struct PowerRow {
   double share = 1;  // the loop clock the calls imply, as a share of the tensor clock (median over the calls)
 };
 
-// A device as the law never touched it: no tensor-loop clock measured or derived.
+// A device as the law never touched it: no tensor-loop clock measured, derived or taken from a twin.
 [[nodiscard]] inline Device uncapped(Device d) {
   d.tensor_loop_clock_mhz = d.tensor_power_clock_mhz = 0;
+  d.tensor_loop_clock_source.clear(), d.tensor_power_clock_source.clear(), d.tensor_power_twin.clear();
   return d;
 }
 // The device with the law's clock at `share` of its tensor clock, as the catalog derives it.
@@ -43,7 +44,7 @@ struct PowerRow {
 }
 
 // The loop clock's share of the tensor clock that one call implies (time ~ 1 / clock for these compute-bound calls).
-// `u`: the GPU without any tensor loop clock (uncapped).
+// `u`: the GPU without any tensor loop clock (uncapped(g)): the model's own fall is measured from its tensor clock.
 [[nodiscard]] inline double implied_share(const Device& u, Precision p, const PowerCall& c) {
   const double peak = u.peak_clock_mhz(p), loop = u.loop_clock_mhz_at(p), tau = gemm::fitted.clock_fall_us;
   const double flops = 2.0 * c.n * c.n * c.n, predicted_us = flops / (predicted_mm_tflops(u, p, c.n) * 1e6);
