@@ -48,18 +48,23 @@ TEST_CASE("convolution FLOPs follow the output size and stride and groups", "[co
 }
 
 TEST_CASE("a convolution's floor counts the fewest FLOPs a fast algorithm needs: Winograd, FFT, unit stride only", "[cost]") {
-  CHECK(ops::fast_conv_flops_share(9, true) == Approx(0.25));       // Winograd F(4x4, 3x3)
-  CHECK(ops::fast_conv_flops_share(49, true) == Approx(4.0 / 49));  // FFT: 4 multiplies per output and channel pair
+  CHECK(ops::fast_conv_flops_share(9, true) == Approx(2.0 / 9));    // FFT's least, under Winograd F(4x4, 3x3)'s quarter
+  CHECK(ops::fast_conv_flops_share(9, true) < ops::winograd_3x3_flops_share);
+  CHECK(ops::fast_conv_flops_share(49, true) == Approx(2.0 / 49));  // FFT: 2 multiply-adds per output and channel pair at least
+  // On cuDNN's grids: 3x3 on 14 x 14 in a 16 x 16 grid, 5x5 on 28 x 28 in a 32 x 32 one.
+  CHECK(ops::fft_conv_flops_share(14, 3, 16) == Approx(4.0 * 16 * 9 / (196 * 9)));
+  CHECK(ops::fft_conv_flops_share(28, 5, 32) == Approx(4.0 * 32 * 17 / (784 * 25)));
+  CHECK(ops::fft_conv_flops_share(28, 5, 32) >= 2.0 / 25);
   CHECK(ops::fast_conv_flops_share(1, true) == 1);                   // 1x1: nothing is faster than the GEMM
   CHECK(ops::fast_conv_flops_share(9, false) == 1);                  // strided: direct only
-  // From the ATen arguments: the ResNet stem (7x7, stride 2) keeps every FLOP, a 3x3 stride-1 layer a quarter.
+  // From the ATen arguments: the ResNet stem (7x7, stride 2) keeps every FLOP, a 3x3 stride-1 layer 2/9.
   const auto stem = estimate_op_cost(op("aten::convolution", {t({1, 3, 224, 224}), t({64, 3, 7, 7}), t({}), v("[2, 2]"), v("[3, 3]"),
                                                               v("[1, 1]"), v("False"), v("[0, 0]"), v("1")}));
   const auto body = estimate_op_cost(op("aten::convolution", {t({1, 64, 56, 56}), t({64, 64, 3, 3}), t({}), v("[1, 1]"), v("[1, 1]"),
                                                               v("[1, 1]"), v("False"), v("[0, 0]"), v("1")}));
   REQUIRE((stem && body));
   CHECK(stem->floor_flops_share == 1);
-  CHECK(body->floor_flops_share == Approx(0.25));
+  CHECK(body->floor_flops_share == Approx(2.0 / 9));
 }
 
 TEST_CASE("attention: 4 B H L S D FLOPs and halved when causal and x2.5 backward", "[cost]") {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -191,18 +192,61 @@ struct ImplicitGemm {
 // Whether g's cuDNN may run it so: that shape, on a GPU that has it.
 [[nodiscard]] inline bool winograd_applies(const OpQuery& q, const Device& g) { return winograd_shape(q) && fp32_winograd(g); }
 
+// cuDNN's FFT convolution (CUDNN_CONVOLUTION_FWD_ALGO_FFT): the padded input and the filters go to the frequency
+// domain on an F x F grid (F a power of two, 16 to 64: its fft2d_r2c_16x16 / 32x32 / 64x64 kernels), each of the
+// F x (F/2 + 1) frequencies multiplies a batch x input-channel matrix by an input x output-channel one in complex
+// arithmetic (a cgemm: 4 real multiply-adds per complex one, so a real GEMM of twice the channels on each side),
+// and the products come back to pixels (c2r). FP32, stride 1, the padded input within 64. On the H100 and the
+// H200 (cuDNN 9.19, cudnn.benchmark) it runs 15-17% of NeuSight's convolutions, nearly all with inputs of 9-32
+// pixels, where the model, with the implicit GEMM alone, had them 29-32% too slow (data/opdata/h100_neusight,
+// h200_neusight: kernels.tsv names them); the public GPUs' cuDNN 8 runs 0.2-4% so (their Winograd is faster).
+inline constexpr double fft_conv_min_side = 16, fft_conv_max_side = 64;
+
+// The FFT grid's side for the op, or 0 where cuDNN has no FFT convolution for it.
+[[nodiscard]] inline double fft_conv_side(const OpQuery& q) {
+  const auto& d = q.dims;
+  if (q.op != ops::OpKind::conv2d || q.dtype != ops::DataType::fp32 || d[5] != 1) return 0;
+  const double padded = d[4] + 2 * d[6];
+  double side = fft_conv_min_side;
+  while (side < padded) side *= 2;
+  return side <= fft_conv_max_side && d[3] <= side ? side : 0;
+}
+
+// The FFT convolution's FLOPs as a share of direct convolution's on cuDNN's grid (1 where it does not apply).
+[[nodiscard]] inline double fft_conv_flops_share(const OpQuery& q) {
+  const double f = fft_conv_side(q);
+  return f > 0 ? ops::fft_conv_flops_share(ops::conv_out_size(q.dims[4], q.dims[3], q.dims[5], q.dims[6]), q.dims[3], f) : 1.0;
+}
+
 // The fewest FLOPs an algorithm the library may pick on g does for the op: the op's own, except that Winograd
 // F(4x4, 3x3) multiplies 36 times per 16 outputs where direct convolution does 144 (a quarter). The public
 // timings run 7-22% of their 3x3 convolutions below the direct FLOPs' roofline on every GPU before Hopper
-// (down to 0.45 of it), and 0.3% on Hopper: the bound must not raise them.
+// (down to 0.45 of it), and 0.3% on Hopper: the bound must not raise them. FFT convolution, where cuDNN has it,
+// does its cgemm's FLOPs (fft_conv_flops_share), under direct convolution's for large kernels on small inputs.
 [[nodiscard]] inline double bound_flops(const OpQuery& q, const Device& g, double flops) {
-  return winograd_applies(q, g) ? flops * ops::winograd_3x3_flops_share : flops;
+  return flops * std::min(fft_conv_flops_share(q), winograd_applies(q, g) ? ops::winograd_3x3_flops_share : 1.0);
 }
 
 // The op's lower bound on g (ms): those fewest FLOPs and `bytes` of DRAM traffic at the fastest datapath its
 // precision allows. The one bound of the physics model, predict-ops and their guard test.
 [[nodiscard]] inline double op_bound_ms(const OpQuery& q, const Device& g, double flops, double bytes) {
   return roofline_bound(bound_flops(q, g, flops), bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
+}
+
+// Its time on g (us; infinity where it does not apply): the batched cgemm through the GEMM tile model plus the
+// transforms' traffic at sustained bandwidth (each real tensor read or written once, each spectrum written
+// once and read once).
+[[nodiscard]] inline double fft_conv_us(const OpQuery& q, const Device& g) {
+  const double f = fft_conv_side(q);
+  if (f <= 0) return std::numeric_limits<double>::infinity();
+  const auto& d = q.dims;
+  const double b = std::max(d[0], 1.0), ci = std::max(d[1], 1.0), co = std::max(d[2], 1.0), ks = d[3], in = d[4];
+  const double side = std::max(ops::conv_out_size(in, ks, d[5], d[6]), 1.0), bins = ops::fft_bins(f);
+  constexpr double real = 4, complex = 8;  // FP32 bytes
+  const double bytes = real * (b * ci * in * in + co * ci * ks * ks + b * co * side * side) + 2 * complex * bins * (b * ci + co * ci + b * co);
+  gemm::Shape cgemm{bins, b, 2 * co, 2 * ci, false, false};
+  cgemm.blas = false;
+  return gemm::estimate(cgemm, g, gemm::fitted).us + bytes / (g.sustained_bandwidth_gbps() * 1e3);
 }
 
 // The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit
@@ -423,25 +467,59 @@ inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
   return c.base_ms + std::max(q.dims[1], 0.0) * c.clk_per_element / (g.load_clock_mhz(Precision::fp32) * 1e3);
 }
 
+// A convolution's time on g without the kernels' fixed part (ms): what its efficiency leaves of the sustained
+// rate, or FFT convolution's modelled time where that is shorter. cuDNN's benchmark keeps the faster algorithm it
+// times, and the FFT's time needs no efficiency: on the H100 and the H200 (data/opdata/*_neusight, CUPTI kernel
+// sums) the rows cuDNN ran as FFT take a median 1.02x fft_conv_us, while the efficiency model, fitted mostly on
+// implicit GEMMs, left them 29-32% too slow. Taking the shorter, with no constant fitted to it, brought those rows to
+// 12.7% / 13.9% and every Hopper convolution from 22.2% / 23.3% to 18.5% / 19.2% (README); a factor on the FFT's time fitted
+// to them did no better (1.1: 18.5% / 18.8%), and the efficiency's no-Winograd term refitted without the rows the
+// model runs as FFT did worse (19.3% / 19.7%).
+enum class ConvPath { efficiency, fft };
+
+[[nodiscard]] inline double conv_path_ms(const OpQuery& q, const Device& g, const ConvCoefs& conv, ConvPath p) {
+  return p == ConvPath::fft ? fft_conv_us(q, g) / 1e3 : sustained_compute_ms(q, g) / conv_efficiency(q, g, conv);
+}
+
+// The path the model takes for a convolution on g: the shorter (FFT only where it applies; for other ops the efficiency, unused).
+[[nodiscard]] inline ConvPath conv_path(const OpQuery& q, const Device& g, const ConvCoefs& conv = conv_model.coefs) {
+  if (!conv_like(q.op)) return ConvPath::efficiency;
+  return conv_path_ms(q, g, conv, ConvPath::fft) < conv_path_ms(q, g, conv, ConvPath::efficiency) ? ConvPath::fft : ConvPath::efficiency;
+}
+
+// `path`: that one, where a ratio of like for like is wanted (physics_ratio); otherwise the shorter.
+[[nodiscard]] inline double conv_work_ms(const OpQuery& q, const Device& g, const ConvCoefs& conv = conv_model.coefs,
+                                         std::optional<ConvPath> path = std::nullopt) {
+  return conv_path_ms(q, g, conv, path ? *path : conv_path(q, g, conv));
+}
+
 // Milliseconds of the op's kernels on g at a given share of the sustained roofline (a convolution: at its
 // efficiency under `conv`), or at its issue cost where that is longer, or one row's latency where that is
 // longer still (`row`: the family's constants unless given); never below its bound (at L2 rates for a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
                                               const L2Reuse& l2 = l2_reuse,
                                               const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1,
-                                              std::optional<RowLatency> row = std::nullopt) {
+                                              std::optional<RowLatency> row = std::nullopt, std::optional<ConvPath> path = std::nullopt) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   const double bytes = dram_bytes(q, w.bytes, g, l2);
   const double bound = op_bound_ms(q, g, w.flops, bytes);
-  const double work = conv_like(q.op) ? sustained_compute_ms(q, g) / conv_efficiency(q, g, conv)
+  const double work = conv_like(q.op) ? conv_work_ms(q, g, conv, path)
                                       : std::max(roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share,
                                                  issue_ms(q, g, issue));
   return std::max({bound, (fixed >= 0 ? fixed : fixed_ms(q)) + work, row_latency_ms(q, g, row)});
 }
 
 // Milliseconds of one timed call of the operation on g (kernels plus the call's overhead).
-[[nodiscard]] inline double physics_op_ms(const OpQuery& q, const Device& g) {
-  return timed_call_ms(call_floor(q), physics_kernel_ms(q, g, roofline_share(q.op)));
+[[nodiscard]] inline double physics_op_ms(const OpQuery& q, const Device& g, std::optional<ConvPath> path = std::nullopt) {
+  return timed_call_ms(call_floor(q), physics_kernel_ms(q, g, roofline_share(q.op), l2_reuse, conv_model.coefs, -1, -1, std::nullopt, path));
+}
+
+// How much longer the operation takes on dest than on origin, like for like: a convolution on the path the model
+// takes on dest, on both (the origin's measurement may be an FFT where dest's library would not pick one, or the
+// reverse; a ratio across paths turned a tie between two paths into a jump). Leaving each public GPU out and
+// scaling the H100's measurements, the ratio across paths had V100/P4/T4 convolutions 3-6 points worse (README).
+[[nodiscard]] inline double physics_ratio(const OpQuery& q, const Device& dest, const Device& origin) {
+  return physics_op_ms(q, dest) / physics_op_ms(q, origin, conv_path(q, dest));
 }
 
 }  // namespace habitat::mlp

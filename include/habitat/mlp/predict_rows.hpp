@@ -83,9 +83,8 @@ template <MlpBackend B>
     } else if (r.op && models.find(*r.op)) {
       groups[{static_cast<int>(*r.op), dest}].push_back(i);
     } else if (r.op) {
-      const double d = physics_op_ms(r.query(), *dest);
-      out[i] = ratio ? RowPrediction{origin_ms[i] * d / physics_op_ms(r.query(), *ratio->origin), "physics-ratio (no learned model)"}
-                     : RowPrediction{d, "physics (no learned model)"};
+      out[i] = ratio ? RowPrediction{origin_ms[i] * physics_ratio(r.query(), *dest, *ratio->origin), "physics-ratio (no learned model)"}
+                     : RowPrediction{physics_op_ms(r.query(), *dest), "physics (no learned model)"};
     } else if (ratio) {
       // An operation habitat knows nothing of: assume it streams memory and scale by sustained bandwidth.
       out[i] = {origin_ms[i] * ratio->origin->sustained_bandwidth_gbps() / dest->sustained_bandwidth_gbps(), "bandwidth-ratio"};
@@ -104,11 +103,10 @@ template <MlpBackend B>
       const auto i = idx[j];
       const bool learned = dest_ms[j] && (!ratio || origin_model[j]);
       // Outside the model's training domain: the physics model answers, and the row says so.
-      const double d = learned ? *dest_ms[j] : physics_op_ms(qs[j], *key.second);
-      if (!ratio) out[i] = {d, learned ? "mlp" : "physics (outside the model's training range)"};
+      if (!ratio) out[i] = {learned ? *dest_ms[j] : physics_op_ms(qs[j], *key.second), learned ? "mlp" : "physics (outside the model's training range)"};
       else {
-        const double o = learned ? *origin_model[j] : physics_op_ms(qs[j], *ratio->origin);
-        out[i] = {origin_ms[i] * d / o, learned ? "mlp-ratio" : "physics-ratio (outside the model's training range)"};
+        const double f = learned ? *dest_ms[j] / *origin_model[j] : physics_ratio(qs[j], *key.second, *ratio->origin);
+        out[i] = {origin_ms[i] * f, learned ? "mlp-ratio" : "physics-ratio (outside the model's training range)"};
       }
     }
   }

@@ -22,12 +22,21 @@ struct Work {
 // The arithmetic of the fast convolution algorithms, against direct convolution's (a share of its FLOPs).
 // Winograd F(4x4, 3x3): 36 multiplies per 16 outputs of a 3x3 kernel, where direct convolution does 144.
 inline constexpr double winograd_3x3_flops_share = 36.0 / 144.0;
+// FFT convolution on an F x F grid: F x (F/2 + 1) frequencies (a real transform; the rest are their conjugates),
+// one complex multiply-add (4 real ones) per frequency, image and channel pair, where direct convolution does one
+// per output pixel and tap.
+[[nodiscard]] constexpr double fft_bins(double grid_side) { return grid_side * (grid_side / 2 + 1); }
+[[nodiscard]] constexpr double fft_conv_flops_share(double out_side, double kernel_side, double grid_side) {
+  const double direct = out_side * out_side * kernel_side * kernel_side;
+  return direct > 0 ? std::min(1.0, 4 * fft_bins(grid_side) / direct) : 1.0;
+}
 // The fewest FLOPs any algorithm a library may run needs, as a share of the direct count, for a kernel of
-// `kernel_area` taps: with unit stride, Winograd for 3x3, and FFT's one complex multiply-add (4 real
-// multiplies) per output and channel pair where direct convolution does one per tap; otherwise all of them.
+// `kernel_area` taps: with unit stride, Winograd for 3x3, and FFT on the smallest grid it could use (one as wide
+// as the output: at least half a frequency per output pixel, so 2 real multiply-adds per output and channel
+// pair); otherwise all of them.
 [[nodiscard]] constexpr double fast_conv_flops_share(double kernel_area, bool unit_stride) {
   if (!unit_stride || kernel_area <= 1) return 1.0;
-  return std::min({1.0, kernel_area == 9 ? winograd_3x3_flops_share : 1.0, 4.0 / kernel_area});
+  return std::min({1.0, kernel_area == 9 ? winograd_3x3_flops_share : 1.0, 2.0 / kernel_area});
 }
 
 // Output side of a convolution, or -1 when the configuration is invalid.

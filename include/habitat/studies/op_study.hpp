@@ -385,8 +385,8 @@ struct ErrorRow {
   std::string origin;
 
   // The op's kernel time on g with the constants derived without this GPU.
-  [[nodiscard]] double kernel_ms(const mlp::OpQuery& q, const Device& g) const {
-    return mlp::physics_kernel_ms(q, g, share, l2, conv, fixed_ms, mlp::issue_cost(q, issue), row);
+  [[nodiscard]] double kernel_ms(const mlp::OpQuery& q, const Device& g, std::optional<mlp::ConvPath> path = std::nullopt) const {
+    return mlp::physics_kernel_ms(q, g, share, l2, conv, fixed_ms, mlp::issue_cost(q, issue), row, path);
   }
 };
 
@@ -451,7 +451,8 @@ struct ErrorRow {
         // A call-timed origin row at its floor hides its kernel (at most the floor less its lead): the model's
         // kernel time stands in for it there.
         const bool hidden = on_floor(o, floors);
-        const double origin_model = e.kernel_ms(o.q, *origin);
+        // Like for like, as mlp::physics_ratio: the origin on the path the model takes on g.
+        const double origin_model = e.kernel_ms(o.q, *origin, mlp::conv_path(r.q, est, e.conv));
         const double ok = std::max(hidden ? origin_model : kernel_ms(o, floors), 1e-4);
         const double ratio = kernel / origin_model;
         auto err = [&](double factor) { return std::abs(timed_ms(r, ok * factor, floor) / r.measured_ms - 1); };
