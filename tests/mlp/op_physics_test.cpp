@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "habitat/device/catalog.hpp"
@@ -27,7 +28,7 @@ OpQuery conv(OpKind k, double b, double cin, double cout, double ks, double side
 // The hard lower bound of an op's kernels: FLOPs at the fastest datapath's peak, compulsory bytes at spec.
 double roofline_bound_ms(const OpQuery& q, const habitat::Device& g) {
   const auto w = habitat::ops::op_work(q.op, q.dims, q.dtype, q.pass);
-  // Winograd's arithmetic where g's library may pick it (mlp::bound_flops), the op's own FLOPs elsewhere.
+  // Winograd's or FFT's arithmetic where g's library may pick them (mlp::bound_flops), the op's own FLOPs elsewhere.
   return habitat::roofline_bound(habitat::mlp::bound_flops(q, g, w.flops), w.bytes, habitat::fastest_datapath(habitat::Precision::fp32, g), g)
              .bound_us() / 1e3;
 }
@@ -233,6 +234,8 @@ TEST_CASE("convolutions: finite, positive and never below the roofline bound on 
                   REQUIRE(std::isfinite(t));
                   REQUIRE(t > 0);
                   REQUIRE(t >= roofline_bound_ms(q, g) * (1 - 1e-12));
+                  // And that bound never counts fewer FLOPs than any algorithm needs (the trace guard's floor).
+                  REQUIRE(habitat::mlp::bound_flops(q, g, 1.0) >= habitat::ops::fast_conv_flops_share(ks * ks, stride == 1) - 1e-12);
                   const double e = habitat::mlp::conv_efficiency(q, g);
                   REQUIRE((std::isfinite(e) && e > 0));
                   ++checked;
@@ -260,21 +263,42 @@ TEST_CASE("FFT convolution: cuDNN's shapes only, fewer FLOPs in the bound, and t
   const auto& h100 = cat.at("H100 SXM");
   const auto& v100 = cat.at("V100 PCIe 32GB");
   using habitat::mlp::ConvPath;
-  // NeuSight's configurations that cuDNN 9.19 ran as FFT on the H100 (data/opdata/h100_neusight: 0.30 and 1.00 ms
-  // measured; the efficiency alone 0.55 and 1.32), and two it ran as implicit GEMMs on a 5 x 5 input.
-  for (const auto& q : {conv(OpKind::conv2d, 55, 1658, 29, 3, 11, 1, 1), conv(OpKind::conv2d, 64, 652, 562, 3, 11, 1, 1)}) {
+  // NeuSight's configurations that cuDNN 9.19 ran as FFT on the H100 (data/opdata/h100_neusight: 0.299 and 0.997 ms
+  // measured; the efficiency alone 0.55 and 1.32; the FFT path 0.288 and 1.101), and two it ran as implicit GEMMs
+  // on a 5 x 5 input.
+  for (const auto& [q, measured_ms] : {std::pair{conv(OpKind::conv2d, 55, 1658, 29, 3, 11, 1, 1), 0.299},
+                                      std::pair{conv(OpKind::conv2d, 64, 652, 562, 3, 11, 1, 1), 0.997}}) {
     CHECK(habitat::mlp::conv_path(q, h100) == ConvPath::fft);
     CHECK(habitat::mlp::conv_work_ms(q, h100) == Approx(habitat::mlp::fft_conv_us(q, h100) / 1e3));
     CHECK(habitat::mlp::conv_work_ms(q, h100) < habitat::mlp::conv_work_ms(q, h100, habitat::mlp::conv_model.coefs, ConvPath::efficiency));
+    CHECK(habitat::mlp::physics_kernel_ms(q, h100, 1.0) == Approx(measured_ms).epsilon(0.15));
   }
   CHECK(habitat::mlp::conv_path(conv(OpKind::conv2d, 38, 893, 326, 3, 5, 1, 1), h100) == ConvPath::efficiency);
   CHECK(habitat::mlp::conv_path(conv(OpKind::conv2d, 55, 1701, 569, 3, 5, 1, 1), h100) == ConvPath::efficiency);
   // A ratio is like for like: the origin on the path the destination takes (a V100's Winograd, not the H100's FFT).
   const auto q = conv(OpKind::conv2d, 64, 652, 562, 3, 11, 1, 1);
   REQUIRE(habitat::mlp::conv_path(q, v100) == ConvPath::efficiency);
-  CHECK(habitat::mlp::physics_ratio(q, v100, h100) ==
-        Approx(habitat::mlp::physics_op_ms(q, v100) / habitat::mlp::physics_op_ms(q, h100, ConvPath::efficiency)));
-  CHECK(habitat::mlp::physics_ratio(q, h100, h100) == Approx(1));
+  const double like_for_like = habitat::mlp::physics_op_ms(q, v100) / habitat::mlp::physics_op_ms(q, h100, ConvPath::efficiency);
+  CHECK(habitat::mlp::physics_ratio(q, v100, h100) == Approx(like_for_like));
+  CHECK(habitat::mlp::physics_ratio(q, v100, h100) < habitat::mlp::physics_op_ms(q, v100) / habitat::mlp::physics_op_ms(q, h100));
+  // The FFT path forced where it does not apply is the efficiency's, not an infinite time.
+  const auto strided = conv(OpKind::conv2d, 64, 652, 562, 3, 11, 2, 1);
+  CHECK(habitat::mlp::conv_work_ms(strided, h100, habitat::mlp::conv_model.coefs, ConvPath::fft) ==
+        Approx(habitat::mlp::conv_work_ms(strided, h100, habitat::mlp::conv_model.coefs, ConvPath::efficiency)));
+  // A backward pass (data and weight gradients) takes twice the forward's FFT work, as op_work doubles its FLOPs.
+  auto backward = q;
+  backward.pass = habitat::ops::Pass::backward;
+  CHECK(habitat::mlp::fft_conv_us(backward, h100) == Approx(2 * habitat::mlp::fft_conv_us(q, h100)));
+  // cuDNN's grid never does fewer FLOPs than the trace guard's least FFT share allows, and no FFT where the filter is
+  // not larger than the padding or the output would be empty.
+  for (double ks : {2.0, 3.0, 5.0, 7.0, 11.0})
+    for (double side = 1; side <= 64; ++side) {
+      const auto c = conv(OpKind::conv2d, 8, 64, 64, ks, side, 1, std::floor(ks / 2));
+      INFO("k " << ks << " side " << side);
+      CHECK(habitat::mlp::fft_conv_flops_share(c) >= habitat::ops::fast_conv_flops_share(ks * ks, true));
+      if (habitat::ops::conv_out_size(side, ks, 1, std::floor(ks / 2)) < 1) CHECK(habitat::mlp::fft_conv_side(c) == 0);
+    }
+  CHECK(habitat::mlp::fft_conv_side(conv(OpKind::conv2d, 8, 64, 64, 3, 14, 1, 3)) == 0);  // padding 3 >= filter 3
 }
 
 TEST_CASE("convolutions: time grows with batch for a fixed shape, on every catalog GPU", "[physics]") {
@@ -364,6 +388,18 @@ TEST_CASE("convolutions: the shipped efficiency constants are what NeuSight's pu
   // it falls with a Winograd convolution's output channels and without the library's FP32 Winograd.
   CHECK((refit[1] > 0 && refit[2] > 0 && refit[3] > 0 && refit[4] > 0));
   CHECK((refit[5] < 0 && refit[6] < 0));
+  // FFT convolution's share of its ideal rate: what habitat's Hopper rows that cuDNN ran as FFT give, from either alone
+  // within a few points (a property of cuDNN's kernels, not of one GPU), and a share.
+  CHECK(habitat::mlp::fft_conv_efficiency == Approx(habitat::opstudy::fft_efficiency(rows, nullptr)).margin(0.002));
+  for (const char* gpu : {"H100 SXM", "H200"}) {
+    const double without = habitat::opstudy::fft_efficiency(rows, cat.find(gpu));
+    INFO("without the " << gpu << ": " << without);
+    CHECK(without == Approx(habitat::mlp::fft_conv_efficiency).margin(0.02));
+    CHECK((without > 0 && without <= 1));
+  }
+  std::size_t fft_rows = 0;
+  for (const auto& r : rows) fft_rows += r.fft && !r.call_timed;
+  CHECK(fft_rows > 1500);  // 769 on the H100, 870 on the H200
 }
 
 TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softmax on NeuSight's GPUs and habitat's", "[physics][accuracy]") {
@@ -442,13 +478,15 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
   // Convolutions: the efficiency model fitted without the GPU beats "same time" from the H100 everywhere, and
   // stays within bounds a little above what it measures (README, fixtures/op_study.md): with the other hosts'
   // median floor line V100 31.6%, P4 20.3%, T4 17.8%, A100 26.0%, P100 18.0%; with its own host's floor line
-  // 17.1%, 20.2%, 15.7%, 16.4%, 13.8%; Hopper (kernel times, its library's term from the other Hopper GPU, FFT
-  // where shorter) H100 18.5%, H200 19.2% (22.2% and 23.3% without the FFT). The ratio from the H100 beats its
-  // FLOPS ratio on every public GPU and stays within bounds (35.5%, 21.3%, 22.3%, 31.0%, 22.1%); to the H200 3.7%.
+  // 17.0%, 20.2%, 15.6%, 16.4%, 13.8%; Hopper (kernel times, its library's term and the FFT's share of its ideal rate
+  // from the other Hopper GPU, FFT where shorter) H100 18.8%, H200 19.4% (22.2% and 23.3% without the FFT). The ratio
+  // from the H100 beats its FLOPS ratio on every public GPU and stays within bounds (35.9%, 21.5%, 22.4%, 31.2%,
+  // 22.4%); to the H200 3.4%, worse than "same time" (2.0%: the two GPUs run the same kernels at nearly the same speed,
+  // where the FFT's traffic term sees their different bandwidths).
   struct ConvBounds {
     double model, own, ratio;
   };
-  for (const auto& [gpu, b] : std::map<std::string, ConvBounds>{{"V100 PCIe 32GB", {0.335, 0.185, 0.36}},
+  for (const auto& [gpu, b] : std::map<std::string, ConvBounds>{{"V100 PCIe 32GB", {0.335, 0.185, 0.37}},
                                                                 {"P4", {0.22, 0.215, 0.225}},
                                                                 {"T4", {0.19, 0.17, 0.235}},
                                                                 {"A100 PCIe 80GB", {0.28, 0.175, 0.325}},
@@ -465,7 +503,7 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
       CHECK(e.ratio < b.ratio);
       CHECK(e.ratio < e.flops);
     }
-    if (gpu == "H200") CHECK(e.ratio < 0.045);
+    if (gpu == "H200") CHECK(e.ratio < 0.04);
   }
 }
 

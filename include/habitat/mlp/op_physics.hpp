@@ -195,21 +195,30 @@ struct ImplicitGemm {
 // cuDNN's FFT convolution (CUDNN_CONVOLUTION_FWD_ALGO_FFT): the padded input and the filters go to the frequency
 // domain on an F x F grid (F a power of two, 16 to 64: its fft2d_r2c_16x16 / 32x32 / 64x64 kernels), each of the
 // F x (F/2 + 1) frequencies multiplies a batch x input-channel matrix by an input x output-channel one in complex
-// arithmetic (a cgemm: 4 real multiply-adds per complex one, so a real GEMM of twice the channels on each side),
-// and the products come back to pixels (c2r). FP32, stride 1, the padded input within 64. On the H100 and the
-// H200 (cuDNN 9.19, cudnn.benchmark) it runs 15-17% of NeuSight's convolutions, nearly all with inputs of 9-32
-// pixels, where the model, with the implicit GEMM alone, had them 29-32% too slow (data/opdata/h100_neusight,
-// h200_neusight: kernels.tsv names them); the public GPUs' cuDNN 8 runs 0.2-4% so (their Winograd is faster).
+// arithmetic (a cgemm, gemm_cf32cf32), and the products come back to pixels (c2r). FP32, stride 1, a filter
+// larger than the padding (cuDNN's condition), the padded input within 64 (cuDNN's FFT goes to 256; NeuSight's
+// rows run it up to 64 but for a handful). On the H100 and the H200 (cuDNN 9.19, cudnn.benchmark) it runs 15-17%
+// of NeuSight's convolutions, nearly all with inputs of 9-32 pixels, where the model, with the implicit GEMM
+// alone, had them 29-32% too slow (data/opdata/h100_neusight, h200_neusight: kernels.tsv names them); the public
+// GPUs' cuDNN 8 runs 0.2-4% so (their Winograd is faster). A trace's query squares a non-square input and drops
+// dilation (ops/trace_ops.hpp): such convolutions are taken as the square, undilated one.
 inline constexpr double fft_conv_min_side = 16, fft_conv_max_side = 64;
+
+// The share of the ideal rate (fft_conv_ideal_us) cuDNN's FFT kernels reach: the median over the H100's and the
+// H200's convolutions that cuDNN ran as FFT of the ideal time over the kernels' (less the fixed part; CUPTI
+// kernel sums). Derived once, the rows are not shipped; `habitat-gemm-study --part ops` re-derives it leaving
+// each GPU out (opstudy::fft_efficiency: 0.742 from the H100 alone, 0.730 from the H200).
+inline constexpr double fft_conv_efficiency = 0.736;
 
 // The FFT grid's side for the op, or 0 where cuDNN has no FFT convolution for it.
 [[nodiscard]] inline double fft_conv_side(const OpQuery& q) {
   const auto& d = q.dims;
-  if (q.op != ops::OpKind::conv2d || q.dtype != ops::DataType::fp32 || d[5] != 1) return 0;
+  if (q.op != ops::OpKind::conv2d || q.dtype != ops::DataType::fp32 || d[5] != 1 || d[3] <= d[6]) return 0;
+  if (ops::conv_out_size(d[4], d[3], d[5], d[6]) < 1) return 0;
   const double padded = d[4] + 2 * d[6];
   double side = fft_conv_min_side;
   while (side < padded) side *= 2;
-  return side <= fft_conv_max_side && d[3] <= side ? side : 0;
+  return side <= fft_conv_max_side ? side : 0;
 }
 
 // The FFT convolution's FLOPs as a share of direct convolution's on cuDNN's grid (1 where it does not apply).
@@ -233,20 +242,31 @@ inline constexpr double fft_conv_min_side = 16, fft_conv_max_side = 64;
   return roofline_bound(bound_flops(q, g, flops), bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
 }
 
-// Its time on g (us; infinity where it does not apply): the batched cgemm through the GEMM tile model plus the
-// transforms' traffic at sustained bandwidth (each real tensor read or written once, each spectrum written
-// once and read once).
-[[nodiscard]] inline double fft_conv_us(const OpQuery& q, const Device& g) {
+// Its time on g at the ideal rate (us; infinity where it does not apply): the frequencies' cgemms through the GEMM
+// tile model as the real GEMM of the same FLOPs and operand bytes (batch x input channels of complex numbers as
+// 2 x batch rows of real ones, the filters' input x output channels as input x 2 x output: 4 real multiply-adds
+// per complex one; only the output, 2 x batch x 2 x output channels, counts twice its bytes), plus the transforms'
+// own traffic at sustained bandwidth (each real tensor read or written once; the input's and the filters' spectra
+// written, the output's read: the cgemm's reads and write are the tile model's). A backward pass as many times
+// the forward's as its FLOPs (ops::op_work).
+[[nodiscard]] inline double fft_conv_ideal_us(const OpQuery& q, const Device& g) {
   const double f = fft_conv_side(q);
   if (f <= 0) return std::numeric_limits<double>::infinity();
   const auto& d = q.dims;
   const double b = std::max(d[0], 1.0), ci = std::max(d[1], 1.0), co = std::max(d[2], 1.0), ks = d[3], in = d[4];
-  const double side = std::max(ops::conv_out_size(in, ks, d[5], d[6]), 1.0), bins = ops::fft_bins(f);
+  const double side = ops::conv_out_size(in, ks, d[5], d[6]), bins = ops::fft_bins(f);
   constexpr double real = 4, complex = 8;  // FP32 bytes
-  const double bytes = real * (b * ci * in * in + co * ci * ks * ks + b * co * side * side) + 2 * complex * bins * (b * ci + co * ci + b * co);
-  gemm::Shape cgemm{bins, b, 2 * co, 2 * ci, false, false};
+  const double bytes = real * (b * ci * in * in + co * ci * ks * ks + b * co * side * side) + complex * bins * (b * ci + co * ci + b * co);
+  gemm::Shape cgemm{bins, 2 * b, 2 * co, ci, false, false};
   cgemm.blas = false;
-  return gemm::estimate(cgemm, g, gemm::fitted).us + bytes / (g.sustained_bandwidth_gbps() * 1e3);
+  const double forward = ops::op_work(q.op, q.dims, q.dtype, ops::Pass::forward).flops;
+  const double passes = forward > 0 ? ops::op_work(q.op, q.dims, q.dtype, q.pass).flops / forward : 1.0;
+  return passes * (gemm::estimate(cgemm, g, gemm::fitted).us + bytes / (g.sustained_bandwidth_gbps() * 1e3));
+}
+
+// Its time on g as cuDNN's kernels run it (us): the ideal at their share of its rate.
+[[nodiscard]] inline double fft_conv_us(const OpQuery& q, const Device& g, double efficiency = fft_conv_efficiency) {
+  return fft_conv_ideal_us(q, g) / efficiency;
 }
 
 // The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit
@@ -468,42 +488,48 @@ inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
 }
 
 // A convolution's time on g without the kernels' fixed part (ms): what its efficiency leaves of the sustained
-// rate, or FFT convolution's modelled time where that is shorter. cuDNN's benchmark keeps the faster algorithm it
-// times, and the FFT's time needs no efficiency: on the H100 and the H200 (data/opdata/*_neusight, CUPTI kernel
-// sums) the rows cuDNN ran as FFT take a median 1.02x fft_conv_us, while the efficiency model, fitted mostly on
-// implicit GEMMs, left them 29-32% too slow. Taking the shorter, with no constant fitted to it, brought those rows to
-// 12.7% / 13.9% and every Hopper convolution from 22.2% / 23.3% to 18.5% / 19.2% (README); a factor on the FFT's time fitted
-// to them did no better (1.1: 18.5% / 18.8%), and the efficiency's no-Winograd term refitted without the rows the
-// model runs as FFT did worse (19.3% / 19.7%).
+// rate, or FFT convolution's time where that is shorter: cuDNN's benchmark keeps the faster algorithm it times.
+// On the H100 and the H200 (data/opdata/*_neusight, CUPTI kernel sums) the rows cuDNN ran as FFT, 29-32% too slow
+// with the efficiency alone, come to 14.6% / 15.0%, and every Hopper convolution from 22.2% / 23.3% to 18.8% / 19.4%
+// (README). The FFT's time with its traffic counted twice (the tile model's operand bytes and the transforms' again)
+// and no efficiency did as well (18.5% / 19.2%), by that double count; the no-Winograd term refitted without the
+// rows the model runs as FFT did worse.
 enum class ConvPath { efficiency, fft };
 
-[[nodiscard]] inline double conv_path_ms(const OpQuery& q, const Device& g, const ConvCoefs& conv, ConvPath p) {
-  return p == ConvPath::fft ? fft_conv_us(q, g) / 1e3 : sustained_compute_ms(q, g) / conv_efficiency(q, g, conv);
+// `fft`: FFT convolution's share of its ideal rate (fft_conv_efficiency unless a study derives it).
+[[nodiscard]] inline double conv_path_ms(const OpQuery& q, const Device& g, const ConvCoefs& conv, ConvPath p,
+                                         double fft = fft_conv_efficiency) {
+  if (p == ConvPath::fft && fft_conv_side(q) > 0) return fft_conv_us(q, g, fft) / 1e3;
+  return sustained_compute_ms(q, g) / conv_efficiency(q, g, conv);
 }
 
-// The path the model takes for a convolution on g: the shorter (FFT only where it applies; for other ops the efficiency, unused).
-[[nodiscard]] inline ConvPath conv_path(const OpQuery& q, const Device& g, const ConvCoefs& conv = conv_model.coefs) {
-  if (!conv_like(q.op)) return ConvPath::efficiency;
-  return conv_path_ms(q, g, conv, ConvPath::fft) < conv_path_ms(q, g, conv, ConvPath::efficiency) ? ConvPath::fft : ConvPath::efficiency;
+// The path the model takes for a convolution on g: the shorter (the efficiency where the FFT does not apply,
+// and for every other op, where it is unused).
+[[nodiscard]] inline ConvPath conv_path(const OpQuery& q, const Device& g, const ConvCoefs& conv = conv_model.coefs,
+                                        double fft = fft_conv_efficiency) {
+  if (!conv_like(q.op) || fft_conv_side(q) <= 0) return ConvPath::efficiency;
+  return conv_path_ms(q, g, conv, ConvPath::fft, fft) < conv_path_ms(q, g, conv, ConvPath::efficiency, fft) ? ConvPath::fft : ConvPath::efficiency;
 }
 
 // `path`: that one, where a ratio of like for like is wanted (physics_ratio); otherwise the shorter.
 [[nodiscard]] inline double conv_work_ms(const OpQuery& q, const Device& g, const ConvCoefs& conv = conv_model.coefs,
-                                         std::optional<ConvPath> path = std::nullopt) {
-  return conv_path_ms(q, g, conv, path ? *path : conv_path(q, g, conv));
+                                         std::optional<ConvPath> path = std::nullopt, double fft = fft_conv_efficiency) {
+  if (path) return conv_path_ms(q, g, conv, *path, fft);
+  return std::min(conv_path_ms(q, g, conv, ConvPath::efficiency, fft), fft_conv_us(q, g, fft) / 1e3);
 }
 
 // Milliseconds of the op's kernels on g at a given share of the sustained roofline (a convolution: at its
-// efficiency under `conv`), or at its issue cost where that is longer, or one row's latency where that is
+// efficiency under `conv` or as FFT at `fft` of its ideal rate, the shorter, or on `path` where given), or at its issue cost where that is longer, or one row's latency where that is
 // longer still (`row`: the family's constants unless given); never below its bound (at L2 rates for a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
                                               const L2Reuse& l2 = l2_reuse,
                                               const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1,
-                                              std::optional<RowLatency> row = std::nullopt, std::optional<ConvPath> path = std::nullopt) {
+                                              std::optional<RowLatency> row = std::nullopt, std::optional<ConvPath> path = std::nullopt,
+                                              double fft = fft_conv_efficiency) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);
   const double bytes = dram_bytes(q, w.bytes, g, l2);
   const double bound = op_bound_ms(q, g, w.flops, bytes);
-  const double work = conv_like(q.op) ? conv_work_ms(q, g, conv, path)
+  const double work = conv_like(q.op) ? conv_work_ms(q, g, conv, path, fft)
                                       : std::max(roofline_sustained(w.flops, bytes, op_precision(q), g).bound_us() / 1e3 / share,
                                                  issue_ms(q, g, issue));
   return std::max({bound, (fixed >= 0 ? fixed : fixed_ms(q)) + work, row_latency_ms(q, g, row)});
@@ -519,7 +545,8 @@ enum class ConvPath { efficiency, fft };
 // reverse; a ratio across paths turned a tie between two paths into a jump). Leaving each public GPU out and
 // scaling the H100's measurements, the ratio across paths had V100/P4/T4 convolutions 3-6 points worse (README).
 [[nodiscard]] inline double physics_ratio(const OpQuery& q, const Device& dest, const Device& origin) {
-  return physics_op_ms(q, dest) / physics_op_ms(q, origin, conv_path(q, dest));
+  const auto path = conv_path(q, dest);
+  return physics_op_ms(q, dest, path) / physics_op_ms(q, origin, path);
 }
 
 }  // namespace habitat::mlp

@@ -31,9 +31,10 @@ inline constexpr double winograd_3x3_flops_share = 36.0 / 144.0;
   return direct > 0 ? std::min(1.0, 4 * fft_bins(grid_side) / direct) : 1.0;
 }
 // The fewest FLOPs any algorithm a library may run needs, as a share of the direct count, for a kernel of
-// `kernel_area` taps: with unit stride, Winograd for 3x3, and FFT on the smallest grid it could use (one as wide
-// as the output: at least half a frequency per output pixel, so 2 real multiply-adds per output and channel
-// pair); otherwise all of them.
+// `kernel_area` taps: with unit stride, Winograd for 3x3, and FFT on any grid without wrap-around (at least as
+// wide as the padded input, so as the output: F x (F/2 + 1) frequencies are at least half a frequency per output
+// pixel, 2 real multiply-adds per output and channel pair; a 3-multiply complex product is not counted);
+// otherwise all of them.
 [[nodiscard]] constexpr double fast_conv_flops_share(double kernel_area, bool unit_stride) {
   if (!unit_stride || kernel_area <= 1) return 1.0;
   return std::min({1.0, kernel_area == 9 ? winograd_3x3_flops_share : 1.0, 2.0 / kernel_area});

@@ -30,7 +30,23 @@ struct Row {
   double measured_ms = 0;
   bool call_timed = false;  // NeuSight's protocol: one timed call, its overhead included
   double seq = 0;           // the row's place in its table (0-based): the order it was measured in
+  bool fft = false;         // a convolution whose kernels cuDNN ran as FFT (its kernels' names say so)
 };
+
+// Whether a convolution's kernels are cuDNN's FFT algorithm: its transforms (fft2d_r2c / c2r, DSE::..._fft) or
+// the complex GEMM between them (gemm_cf32cf32); `names` are the row's kernels' names.
+[[nodiscard]] inline bool fft_kernels(std::string_view names) {
+  return names.find("fft") != std::string_view::npos || names.find("cf32cf32") != std::string_view::npos;
+}
+
+// habitat's tables name each row's main kernel by an id; kernels.tsv beside them maps ids to names.
+[[nodiscard]] inline std::map<std::string, std::string> kernel_names(const std::filesystem::path& table_file) {
+  std::map<std::string, std::string> names;
+  std::ifstream in(table_file.parent_path() / "kernels.tsv");
+  for (std::string line; std::getline(in, line);)
+    if (const auto tab = line.find('\t'); tab != std::string::npos) names[line.substr(0, tab)] = line.substr(tab + 1);
+  return names;
+}
 
 inline const std::vector<std::string> study_ops = {"conv", "ln",  "softmax", "add", "addu", "mul",  "mulu",
                                                    "div",  "divu", "pow",    "powu", "relu", "tanh", "gelu"};
@@ -45,11 +61,16 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
     const auto name = schema.dims[static_cast<std::size_t>(i)];
     dim_col.push_back(name == "Kernel_Size" && t.find(name) < 0 ? t.column("Kernel_Szie") : t.column(name));
   }
+  // Which kernels ran (convolutions: the algorithm): NeuSight's Kernels column, or habitat's main kernel's id.
+  const int kernels_col = op == "conv" ? t.find("Kernels") : -1, id_col = op == "conv" ? t.find("main_kernel_id") : -1;
+  const auto names = id_col >= 0 ? kernel_names(t.file) : std::map<std::string, std::string>{};
   for (std::size_t seq = 0; seq < t.rows.size(); ++seq) {
     const auto& f = t.rows[seq];
     const auto us = t.latency_us(f);
     if (!us) continue;
     Row r{&gpu, op, {*kind, ops::Pass::forward, t.dtype, {}}, *us / 1e3, t.neusight, double(seq)};
+    if (kernels_col >= 0) r.fft = fft_kernels(f[static_cast<std::size_t>(kernels_col)]);
+    if (const auto it = id_col >= 0 ? names.find(f[static_cast<std::size_t>(id_col)]) : names.end(); it != names.end()) r.fft = fft_kernels(it->second);
     bool ok = true;
     for (std::size_t i = 0; i < dim_col.size(); ++i) {
       const auto v = habitat::detail::parse_csv_number(f[static_cast<std::size_t>(dim_col[i])]);
@@ -229,6 +250,19 @@ inline constexpr int conv_floor_parts = 10;
   return c;
 }
 
+// mlp::fft_conv_efficiency leaving one GPU out: the median over the kernel-timed convolutions cuDNN ran as FFT
+// (habitat's Hopper rows; NeuSight's call-timed ones hide their kernels behind the call) of the ideal FFT time over
+// the kernels' less their fixed part. Without rows, the shipped constant.
+[[nodiscard]] inline double fft_efficiency(const std::vector<Row>& rows, const Device* leave_out) {
+  std::vector<double> v;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || r.call_timed || !r.fft || mlp::fft_conv_side(r.q) <= 0) continue;
+    const double kernel = r.measured_ms - mlp::fixed_ms(r.q);
+    if (kernel > 0) v.push_back(mlp::fft_conv_ideal_us(r.q, *r.gpu) / 1e3 / kernel);
+  }
+  return detail::median(std::move(v), mlp::fft_conv_efficiency);
+}
+
 // The median kernel of kernel-timed rows that `keep` accepts, leaving one GPU out; `otherwise` where there are none.
 template <class Keep>
 [[nodiscard]] inline double median_kernel_ms(const std::vector<Row>& rows, const Device* leave_out, Keep keep, double otherwise) {
@@ -373,6 +407,7 @@ struct ErrorRow {
   std::size_t n = 0, paired = 0;
   double share = 0;     // the roofline share derived without this GPU (NaN for convolutions: see conv)
   mlp::ConvCoefs conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
+  double fft = mlp::fft_conv_efficiency;         // FFT convolution's share of its ideal rate, derived without it
   mlp::L2Reuse l2;      // the L2's reuse derived without it
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
   std::array<mlp::IssueCost, mlp::issue_costs.size()> issue = mlp::issue_costs;  // issue costs derived without it
@@ -386,7 +421,7 @@ struct ErrorRow {
 
   // The op's kernel time on g with the constants derived without this GPU.
   [[nodiscard]] double kernel_ms(const mlp::OpQuery& q, const Device& g, std::optional<mlp::ConvPath> path = std::nullopt) const {
-    return mlp::physics_kernel_ms(q, g, share, l2, conv, fixed_ms, mlp::issue_cost(q, issue), row, path);
+    return mlp::physics_kernel_ms(q, g, share, l2, conv, fixed_ms, mlp::issue_cost(q, issue), row, path, fft);
   }
 };
 
@@ -428,7 +463,7 @@ struct ErrorRow {
       e.origin = origin ? origin->name : "";
       const auto kind = *ops::op_from_name(op);
       e.share = mlp::conv_like(kind) ? std::nan("") : roofline_share(rows, floors, kind, g);
-      if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g);
+      if (mlp::conv_like(kind)) e.conv = conv_coefs(rows, floors, g), e.fft = fft_efficiency(rows, g);
       e.l2 = l2;
       e.fixed_ms = fixed_ms(rows, kind, g);
       if (const auto* c = mlp::find_issue_cost(op, issue); c && c->fixed_ms > 0) e.fixed_ms = c->fixed_ms;
@@ -451,12 +486,13 @@ struct ErrorRow {
         // A call-timed origin row at its floor hides its kernel (at most the floor less its lead): the model's
         // kernel time stands in for it there.
         const bool hidden = on_floor(o, floors);
-        // Like for like, as mlp::physics_ratio: the origin on the path the model takes on g.
-        const double origin_model = e.kernel_ms(o.q, *origin, mlp::conv_path(r.q, est, e.conv));
-        const double ok = std::max(hidden ? origin_model : kernel_ms(o, floors), 1e-4);
-        const double ratio = kernel / origin_model;
+        // The ratio like for like, as mlp::physics_ratio: the origin on the path the model takes on g. Where the
+        // origin's kernel is hidden, the ratio's answer is the model's kernel time on g, and the baselines' stand-in
+        // the origin on its own shorter path.
+        const double origin_model = e.kernel_ms(o.q, *origin, mlp::conv_path(r.q, est, e.conv, e.fft));
+        const double ok = std::max(hidden ? e.kernel_ms(o.q, *origin) : kernel_ms(o, floors), 1e-4);
         auto err = [&](double factor) { return std::abs(timed_ms(r, ok * factor, floor) / r.measured_ms - 1); };
-        e.ratio += err(ratio);
+        e.ratio += hidden ? std::abs(timed_ms(r, kernel, floor) / r.measured_ms - 1) : err(kernel / origin_model);
         e.same += err(1);
         e.flops += err(origin->fp32_tflops() / g->fp32_tflops());
         e.bandwidth += err(origin->sustained_bandwidth_gbps() / g->sustained_bandwidth_gbps());
