@@ -27,17 +27,17 @@ namespace habitat::sim {
 
 // FSDP2's host cost per unit (and for the root) per step, on the host of `measured_on`, by how the step
 // shards: a cost per unit and one per parameter tensor in it, fitted to the un-profiled steps of
-// fixtures/parallel (6 workloads, torch 2.11, 2 H200s) by least squares over the host time each workload's
-// measured step implies (report::fsdp_study; its test re-derives them and checks each workload left out). Where it
-// lands in the step: the shares of FSDP's own records in the rank traces (pre_forward and post_forward;
-// pre_backward; post_backward), medians over the workloads.
+// fixtures/parallel (6 workloads, torch 2.11, 2 H200s, the median of 7 runs on 3 machines) by least squares
+// over the host time each workload's measured step implies (report::fsdp_study; its test re-derives them and
+// checks each workload left out). Where it lands in the step: the shares of FSDP's own records in the rank
+// traces (pre_forward and post_forward; pre_backward; post_backward), medians over the workloads.
 struct UnitCost {
   double per_unit_us = 0, per_tensor_us = 0;  // a unit's cost: per_unit + per_tensor x its parameter tensors
 };
 struct FsdpHostCosts {
-  UnitCost full{3145, 99.7};    // reshard_after_forward=True, fp32 parameters
-  UnitCost grad_op{2209, 77.6};  // reshard_after_forward=False
-  UnitCost bf16{3872, 0};        // full shard, MixedPrecisionPolicy(param_dtype=bf16) (4 transformer workloads)
+  UnitCost full{3243, 65.6};    // reshard_after_forward=True, fp32 parameters
+  UnitCost grad_op{2173, 72.5};  // reshard_after_forward=False
+  UnitCost bf16{3986, 0};        // full shard, MixedPrecisionPolicy(param_dtype=bf16) (4 transformer workloads)
   double forward_share = 0.39, pre_backward_share = 0.32;  // full shard; the rest after the backward
   double grad_op_forward_share = 0.55, grad_op_pre_backward_share = 0.02;
   // The optimizer over sharded (DTensor) parameters: per parameter tensor, beyond the one-GPU step's

@@ -26,9 +26,10 @@ namespace habitat::sim {
 
 // DTensor's host cost per split linear per step (forward and backward together), on the host of
 // `measured_on`: fitted to the un-profiled tensor-parallel steps of the two GPT fixtures on 2 H200s
-// (fixtures/parallel/h200x2, torch 2.11; report::tp_study re-derives it and predicts each left out).
+// (fixtures/parallel/h200x2, torch 2.11, the median of 7 runs on 3 machines; report::tp_study re-derives it
+// and predicts each left out).
 struct TpHostCosts {
-  double per_linear_us = 2021;
+  double per_linear_us = 2113;
   const char* measured_on = "h200-testbed";
 };
 inline constexpr TpHostCosts torch_tp_costs{};

@@ -1,6 +1,6 @@
 #pragma once
 // FSDP and tensor parallel on 2 GPUs predicted from a one-GPU trace, against the FSDP2 and tensor-parallel
-// steps measured on 2 H200s (fixtures/parallel/h200x2: three runs, un-profiled, CUDA events; the units each
+// steps measured on 2 H200s (fixtures/parallel/h200x2: seven runs, un-profiled, CUDA events; the units each
 // workload wrapped), next to the baselines a user has without habitat: the single-GPU step, and it / N.
 // FSDP2's host cost is the one quantity fitted: per workload, the cost per unit that reproduces its measured
 // step (bisection), hence the host time the step implies; a workload is predicted with the cost per unit
@@ -163,9 +163,11 @@ struct ParallelFixture {
     const std::string d = parallel_dir + "/h100x2_gpu_bound" + (machine.empty() ? "" : "/" + machine);
     return {d, {d + "/manifest.json", d + "/run2/manifest.json"}, "", false, cat, hosts};
   }
-  // fixtures/parallel/h200x2: traces and answers of 2 H200s (manifest.json, run2/, run3/).
+  // fixtures/parallel/h200x2: traces and answers of 2 H200s (manifest.json, run2/ .. run7/: three machines).
   [[nodiscard]] static ParallelFixture h200x2(const std::string& dir, const Catalog& cat, const sim::HostRegistry& hosts) {
-    return {dir, {dir + "/manifest.json", dir + "/run2/manifest.json", dir + "/run3/manifest.json"}, "", true, cat, hosts};
+    std::vector<std::string> manifests{dir + "/manifest.json"};
+    for (int run = 2; run <= 7; ++run) manifests.push_back(dir + "/run" + std::to_string(run) + "/manifest.json");
+    return {dir, manifests, "", true, cat, hosts};
   }
   // fixtures/parallel/<folder>: answers of another machine (run1-3/manifest.json) for the H200 traces of h200x2, measured on `dest`.
   [[nodiscard]] static ParallelFixture other_machine(const std::string& folder, const std::string& dest, const std::string& parallel_dir,
