@@ -42,9 +42,12 @@ struct Row {
 // habitat's tables name each row's main kernel by an id; kernels.tsv beside them maps ids to names.
 [[nodiscard]] inline std::map<std::string, std::string> kernel_names(const std::filesystem::path& table_file) {
   std::map<std::string, std::string> names;
-  std::ifstream in(table_file.parent_path() / "kernels.tsv");
+  const auto file = table_file.parent_path() / "kernels.tsv";
+  std::ifstream in(file);
+  // Without it no row would be labelled FFT, and the FFT's share would fall back, unannounced, to the shipped one.
+  if (!in) throw make_error(file.string(), "", "missing: " + table_file.string() + " names its kernels by id (main_kernel_id)");
   for (std::string line; std::getline(in, line);)
-    if (const auto tab = line.find('\t'); tab != std::string::npos) names[line.substr(0, tab)] = line.substr(tab + 1);
+    if (const auto tab = line.find('\t'); tab != std::string::npos && tab > 0) names[line.substr(0, tab)] = line.substr(tab + 1);
   return names;
 }
 
@@ -252,7 +255,8 @@ inline constexpr int conv_floor_parts = 10;
 
 // mlp::fft_conv_efficiency leaving one GPU out: the median over the kernel-timed convolutions cuDNN ran as FFT
 // (habitat's Hopper rows; NeuSight's call-timed ones hide their kernels behind the call) of the ideal FFT time over
-// the kernels' less their fixed part. Without rows, the shipped constant.
+// the kernels' less their fixed part. Without rows, the shipped constant where nothing is left out; leaving a GPU
+// out that would carry its own rows (it was derived from every GPU), so that is an error, as in conv_coefs.
 [[nodiscard]] inline double fft_efficiency(const std::vector<Row>& rows, const Device* leave_out) {
   std::vector<double> v;
   for (const auto& r : rows) {
@@ -260,6 +264,7 @@ inline constexpr int conv_floor_parts = 10;
     const double kernel = r.measured_ms - mlp::fixed_ms(r.q);
     if (kernel > 0) v.push_back(mlp::fft_conv_ideal_us(r.q, *r.gpu) / 1e3 / kernel);
   }
+  if (v.empty() && leave_out) throw make_error("", "fft_efficiency", "no FFT convolution rows to derive it without " + leave_out->name);
   return detail::median(std::move(v), mlp::fft_conv_efficiency);
 }
 
