@@ -111,6 +111,15 @@ TEST_CASE("per-SM datapaths differ by generation as the whitepapers say", "[cata
   CHECK(c.at("A100 SXM4 40GB").load_clock_mhz(Precision::fp32) == c.at("A100 SXM4 40GB").boost_clock_mhz);
 }
 
+TEST_CASE("An SM issues one warp instruction per scheduler per clock: GP100 has two schedulers, the others four", "[catalog]") {
+  const Catalog c = Catalog::builtin();
+  CHECK(c.at("P100").issue_threads_per_clk_per_sm() == 64);
+  for (const char* n : {"P4", "V100 PCIe 32GB", "T4", "A100 PCIe 40GB", "H100 SXM"}) {
+    INFO(n);
+    CHECK(c.at(n).issue_threads_per_clk_per_sm() == 128);
+  }
+}
+
 TEST_CASE("AMD Instinct GPUs take their limits from their gfx target, not from Hopper's compute capability", "[catalog][amd]") {
   using habitat::Precision;
   const Catalog c = Catalog::builtin();

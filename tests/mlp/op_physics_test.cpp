@@ -173,14 +173,17 @@ TEST_CASE("softmax: its code holds it on Hopper (a warp's rows from L2, a block'
     CHECK(kernel(dram_block, g) > kernel(dram_warp, g));
   }
   // On the public GPUs their DRAM binds first: the cost changes nothing at DRAM sizes, warp rows or block rows.
-  for (const char* name : {"A100 PCIe 40GB", "V100 PCIe 32GB", "T4", "P100"}) {
+  auto at_dram = [](const habitat::Device& g, double h) { return OpQuery{OpKind::softmax, {}, {}, {16 * g.l2_mib * 1024 * 1024 / (8 * h), h}}; };
+  for (const char* name : {"A100 PCIe 40GB", "V100 PCIe 32GB", "T4"}) {
     const auto& g = *cat.find(name);
     INFO(name);
-    for (double h : {1024.0, 4096.0}) {
-      const OpQuery q{OpKind::softmax, {}, {}, {16 * g.l2_mib * 1024 * 1024 / (8 * h), h}};
-      CHECK(kernel(q, g) == Approx(kernel(q, g, 0)));
-    }
+    for (double h : {1024.0, 4096.0}) CHECK(kernel(at_dram(g, h), g) == Approx(kernel(at_dram(g, h), g, 0)));
   }
+  // Except the P100: GP100's SM issues for two warp schedulers, not four, and its block rows are held to their code
+  // (NeuSight's P100 softmax, its own host's floor: 15.6% -> 10.9% leaving it out).
+  const auto& p100 = *cat.find("P100");
+  CHECK(kernel(at_dram(p100, 1024), p100) == Approx(kernel(at_dram(p100, 1024), p100, 0)));
+  CHECK(elements_per_clk_sm(at_dram(p100, 4096), p100, kernel(at_dram(p100, 4096), p100)) == Approx(64 / block_cost).epsilon(0.01));
   // Finite, positive and above the roofline bound beyond L2 on every catalog GPU.
   for (const auto& g : cat.devices())
     for (double rows : {1.0, 1e3, 1e5, 1e7})

@@ -177,9 +177,14 @@ struct Device {
   [[nodiscard]] bool fp32_issue_limited() const { return nvidia() && cc_major >= 7 && fp32_lanes_per_sm >= 128; }
   [[nodiscard]] bool nvidia() const { return vendor == Vendor::nvidia; }
   [[nodiscard]] bool hopper() const { return nvidia() && cc_major == 9; }
-  // Threads whose instruction an SM issues per clock: 4 warp schedulers x 32 on every NVIDIA SM since Maxwell; an
-  // AMD CDNA compute unit has 4 SIMD16 units, each taking 4 clocks over a 64-thread wavefront (AMD CDNA ISA guides).
-  [[nodiscard]] double issue_threads_per_clk_per_sm() const { return nvidia() ? 128 : 64; }
+  // Threads whose instruction an SM issues per clock: warp schedulers x 32. Every NVIDIA SM since Maxwell has 4,
+  // but GP100's (compute capability 6.0: P100) has 2, one per 32-lane processing block (NVIDIA Tesla P100
+  // whitepaper); an AMD CDNA compute unit has 4 SIMD16 units, each taking 4 clocks over a 64-thread wavefront
+  // (AMD CDNA ISA guides).
+  [[nodiscard]] double issue_threads_per_clk_per_sm() const {
+    if (!nvidia()) return 64;
+    return cc_major == 6 && cc_minor == 0 ? 64 : 128;
+  }
   [[nodiscard]] bool on_tensor_cores(Precision p) const {
     switch (p) {
       case Precision::fp32: return false;
