@@ -19,6 +19,7 @@
 
 #include "habitat/device/device.hpp"
 #include "habitat/mlp/features.hpp"
+#include "habitat/ops/dtype.hpp"
 #include "habitat/predict/gemm_tile_fit.hpp"
 #include "habitat/predict/roofline.hpp"
 
@@ -255,7 +256,7 @@ inline constexpr double fft_conv_efficiency = 0.736;
   const auto& d = q.dims;
   const double b = std::max(d[0], 1.0), ci = std::max(d[1], 1.0), co = std::max(d[2], 1.0), ks = d[3], in = d[4];
   const double side = ops::conv_out_size(in, ks, d[5], d[6]), bins = ops::fft_bins(f);
-  constexpr double real = 4, complex = 8;  // FP32 bytes
+  const double real = ops::dtype_bytes(q.dtype), complex = 2 * real;
   const double bytes = real * (b * ci * in * in + co * ci * ks * ks + b * co * side * side) + complex * bins * (b * ci + co * ci + b * co);
   gemm::Shape cgemm{bins, 2 * b, 2 * co, ci, false, false};
   cgemm.blas = false;
@@ -285,7 +286,7 @@ inline constexpr double fft_conv_efficiency = 0.736;
   const double b = d[0], ci = d[1], co = d[2], ks = d[3], in = d[4], stride = d[5], pad = d[6];
   if (!winograd_applies(q, g)) return implicit;
   const double side = std::max(ops::conv_out_size(in, ks, stride, pad), 1.0), tiles = std::max(b * std::ceil(side / 4) * std::ceil(side / 4), 1.0);
-  const double bytes = 4 * std::max(b * ci * in * in + 2 * 36 * tiles * (ci + co) + b * co * side * side, 0.0);
+  const double bytes = ops::dtype_bytes(q.dtype) * std::max(b * ci * in * in + 2 * 36 * tiles * (ci + co) + b * co * side * side, 0.0);
   gemm::Shape wino_gemm{36, tiles, std::max(co, 1.0), std::max(ci, 1.0), false, false};
   wino_gemm.blas = false;
   const double winograd = gemm::estimate(wino_gemm, g, gemm::fitted).us +
