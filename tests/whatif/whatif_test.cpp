@@ -236,6 +236,10 @@ TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 auto
       within += std::abs(r.gpu_error()) < 0.10;
     }
     CHECK(within >= 8);
+    // Iteration time, un-profiled: 10.6% (H200, where autocast's host time per cast was fitted) and 12.9% (H100, not
+    // fitted on); 14.7% and 21.0% with the 20 us per cast before, too fast on the host-bound steps.
+    CHECK(s.mean_abs(&report::WhatIfRow::error) < (std::string(gpu) == "h200" ? 0.115 : 0.14));
+    CHECK(s.mean_abs(&report::WhatIfRow::error) < s.mean_abs(&report::WhatIfRow::baseline_error));
   }
 }
 
@@ -254,6 +258,9 @@ TEST_CASE("precision what-if on models it was not tuned on (fixtures/whatif_held
     same_time += std::abs(r.baseline_gpu_ms / r.measured_gpu_ms - 1);  // EfficientNet's BF16 step is no faster: -1.9%
   }
   CHECK(ours < 0.1 * same_time);
+  // Iteration time: 6.9% (8.9% with the 20 us of host time per cast before); the same-time baseline is the FP32 step.
+  CHECK(s.mean_abs(&report::WhatIfRow::error) < 0.08);
+  CHECK(s.mean_abs(&report::WhatIfRow::error) < s.mean_abs(&report::WhatIfRow::baseline_error));
 }
 
 TEST_CASE("the accuracy scatter plot draws one point per finite pair and escapes its labels") {
