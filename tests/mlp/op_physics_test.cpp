@@ -146,7 +146,7 @@ TEST_CASE("pow and division: their per-element code bounds them in L2 on Hopper,
       }
 }
 
-TEST_CASE("softmax: its code holds it on Hopper (a warp's rows from L2, a block's rows at every size), on no older GPU", "[physics]") {
+TEST_CASE("softmax: its code holds it on Hopper (a warp's rows from L2, a block's rows at every size), of the older GPUs only on the P100", "[physics]") {
   const Catalog cat = Catalog::builtin();
   const double share = habitat::mlp::roofline_share(OpKind::softmax);
   auto kernel = [&](const OpQuery& q, const habitat::Device& g, double issue = -1) {

@@ -2,10 +2,14 @@
 // (fixtures/whatif: FP32 batch sweeps and autocast pairs, H100 and H200) next to the baselines.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
+
+#include <boost/json.hpp>
 
 #include "builtin_data.hpp"
 #include "fixtures.hpp"
@@ -218,6 +222,45 @@ TEST_CASE("batch what-if on the same GPU: 8 models x 3 batches, H100 and H200, a
   }
 }
 
+TEST_CASE("autocast's host time: the shipped constants are the least squares of the H200 measurement") {
+  // fixtures/clocks/autocast_host_h200.json: per configuration the added time per step (BF16 less FP32, medians);
+  // fitted on steps, layers and parameter casts per pass, both passes halved (whatif::PrecisionOptions).
+  std::ifstream in(std::string(HABITAT_FIXTURES) + "/clocks/autocast_host_h200.json");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto rows = boost::json::parse(ss.str()).as_object().at("rows").as_array();
+  REQUIRE(rows.size() == 12);
+  std::array<std::array<double, 3>, 3> a{};
+  std::array<double, 3> b{};
+  for (const auto& v : rows) {
+    const auto& r = v.as_object();
+    const std::array<double, 3> x{1.0, r.at("depth").to_number<double>(), r.at("casts_per_pass").to_number<double>()};
+    const double y = r.at("added_us").to_number<double>();
+    for (int i = 0; i < 3; ++i) {
+      b[i] += x[i] * y;
+      for (int j = 0; j < 3; ++j) a[i][j] += x[i] * x[j];
+    }
+  }
+  // Cramer's rule on the normal equations.
+  auto det = [](const std::array<std::array<double, 3>, 3>& m) {
+    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  };
+  const double d = det(a);
+  REQUIRE(std::abs(d) > 0);
+  std::array<double, 3> c{};
+  for (int k = 0; k < 3; ++k) {
+    auto m = a;
+    for (int i = 0; i < 3; ++i) m[i][k] = b[i];
+    c[k] = det(m) / d;
+  }
+  const whatif::PrecisionOptions shipped;
+  CHECK(shipped.step_host_us == Approx(c[0]).margin(10));
+  CHECK(shipped.op_host_us == Approx(c[1] / 2).margin(1.5));
+  CHECK(shipped.cast_host_us == Approx(c[2] / 2).margin(1.5));
+}
+
 TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 autocast, against the same-time baseline") {
   for (const char* gpu : {"h100", "h200"}) {
     const auto s = report::whatif_study(std::string(HABITAT_FIXTURES) + "/whatif/" + gpu, false, test::catalog(), test::hosts());
@@ -236,9 +279,9 @@ TEST_CASE("precision what-if on the same GPU: FP32 traces against BF16/FP16 auto
       within += std::abs(r.gpu_error()) < 0.10;
     }
     CHECK(within >= 8);
-    // Iteration time, un-profiled: 10.6% (H200, where autocast's host time per cast was fitted) and 12.9% (H100, not
-    // fitted on); 14.7% and 21.0% with the 20 us per cast before, too fast on the host-bound steps.
-    CHECK(s.mean_abs(&report::WhatIfRow::error) < (std::string(gpu) == "h200" ? 0.115 : 0.14));
+    // Iteration time, un-profiled: 10.8% (H200) and 16.7% (H100) with autocast's host time measured on its own
+    // (below), fitted to none of these pairs; 14.7% and 21.0% with 20 us per cast alone, too fast on host-bound steps.
+    CHECK(s.mean_abs(&report::WhatIfRow::error) < (std::string(gpu) == "h200" ? 0.115 : 0.175));
     CHECK(s.mean_abs(&report::WhatIfRow::error) < s.mean_abs(&report::WhatIfRow::baseline_error));
   }
 }
@@ -258,7 +301,7 @@ TEST_CASE("precision what-if on models it was not tuned on (fixtures/whatif_held
     same_time += std::abs(r.baseline_gpu_ms / r.measured_gpu_ms - 1);  // EfficientNet's BF16 step is no faster: -1.9%
   }
   CHECK(ours < 0.1 * same_time);
-  // Iteration time: 6.9% (8.9% with the 20 us of host time per cast before); the same-time baseline is the FP32 step.
+  // Iteration time: 6.4% (8.9% with 20 us of host time per cast alone); the same-time baseline is the FP32 step.
   CHECK(s.mean_abs(&report::WhatIfRow::error) < 0.08);
   CHECK(s.mean_abs(&report::WhatIfRow::error) < s.mean_abs(&report::WhatIfRow::baseline_error));
 }

@@ -400,7 +400,9 @@ inline constexpr RowLatency norm_row_latency{0.00239, 2.66};
 // DRAM rate: the cap is the SM's; kernel time with its fixed part), and the unary ops 2.2-2.6, where the L2's
 // rate (l2_reuse) would stream 4.7 (8 bytes each) and add reaches it. Taken as thread-instructions at the SM's
 // issue rate (Device::issue_threads_per_clk_per_sm), the cost transfers by SMs x clock. On the older GPUs'
-// DRAM-bound sizes it never binds (A100 pow: 96 G elements/s measured against a 163 G cap). Thread-instructions
+// DRAM-bound sizes it does not bind (A100 pow: 96 G elements/s measured against a 163 G cap), except on the P100,
+// whose SM issues for two warp schedulers: pow with a scalar exponent is held to 461 GB/s there, below its DRAM's
+// 534 (its own host's floor: 12.1% -> 3.5% leaving it out). Thread-instructions
 // per element: the median over habitat's H100/H200 rows (data/opdata/*_neusight, CUPTI kernel times, 0.1-0.9x
 // L2, the fixed part taken off); `habitat-gemm-study --part ops` re-derives them leaving one GPU out.
 // Pow and division also last longer when small (1.9-2.3 us for a few thousand elements, where add takes 1.0-1.3
@@ -422,8 +424,9 @@ struct IssueCost {
 // 1.6-1.9 elements per clock per SM with a 16-50 MB working set on both (streamed from L2, 12-14 bytes per clock
 // per SM of input and output, where add reaches 37.5); a longer row runs on a block, whose passes over it (its
 // maximum, its sum, its output) hold it to 0.95-1.0 at every size from 10 MB to 512 MB (2.0 and 2.1 TB/s; warp
-// rows reach 2.6 and 3.4 from DRAM). They bind on the Hopper parts, whose L2 and DRAM outrun them, and on none of
-// the public GPUs' DRAM-bound sizes (the A100 would cap block rows at 1.3 TB/s and runs them at 0.96).
+// rows reach 2.6 and 3.4 from DRAM). They bind on the Hopper parts, whose L2 and DRAM outrun them, and of the public
+// GPUs' DRAM-bound sizes only on the P100's block rows (two warp schedulers per SM: about 314 GB/s); the A100 would
+// cap block rows at 1.3 TB/s and runs them at 0.96.
 inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
                                                         {"powu", 81, 0.00211},
                                                         {"div", 53, 0.00205},

@@ -112,14 +112,20 @@ inline constexpr double depthwise_wgrad_of_forward = 0.4;
 
 struct PrecisionOptions {
   Precision to = Precision::bf16;
-  // Un-profiled host time autocast adds per parameter cast, in each pass: the cast's own dispatches (to, _to_copy,
-  // empty_strided, copy_; ToCopyBackward0 and the same again in the backward pass) and what else autocast changes
-  // with it (batch norm under BF16 dispatches reshape, view and empty_like besides: ResNet-50's BF16 step records
-  // 1,097 more operations than its FP32 one for 111 casts). Fitted to the measured iteration times of the 9 pairs of
-  // fixtures/whatif/h200 (errors 14.7% -> 10.6%; 20 us before, the simulated host time added per cast), and
-  // checked on the H100's 9 pairs (21.0% -> 12.9%; alone they would take 70 us) and on the held-out models of
-  // fixtures/whatif_heldout (8.9% -> 6.9%; alone 40 us).
-  double cast_host_us = 50;
+  // Un-profiled host time autocast adds, measured on an H200's host (fixtures/record/autocast_host.py,
+  // fixtures/clocks/autocast_host_h200.json: stacks of 8 and 32 tiny host-bound linear, convolution and
+  // convolution + batch norm layers with and without biases, FP32 against BF16, 7 alternating repeats; least
+  // squares of the added time on steps, layers and casts, both passes halved): per cast in each pass (its to,
+  // _to_copy, empty_strided and copy_, and going back ToCopyBackward0 with the same), per lower-precision operation
+  // in each pass (the autocast wrapper's checks of its arguments and the cache), and once per step (entering and
+  // leaving the autocast region, and the script's own input and loss casts: a model's activation casts are also
+  // charged below, about 30 us counted twice). Batch norm adds no more under BF16 (8 us per layer, both passes,
+  // with a term of its own: within the noise). The split is loosely determined (standard errors about 127, 10 and
+  // 6 us; the fastest repeats give 182, 26.8 and 9.9), their sum per layer less so. Not fitted to the what-if
+  // pairs: their iteration errors went from 21.0% / 14.7% (H100 / H200 pairs of fixtures/whatif) and 8.9%
+  // (fixtures/whatif_heldout) with 20 us per cast alone to 16.7% / 10.8% and 6.4%. The cast's share is charged per
+  // parameter cast and per activation cast, and 4 times for GradScaler's own host ops (FP16).
+  double cast_host_us = 14.9, op_host_us = 23.6, step_host_us = 157;
 };
 
 namespace detail {
@@ -285,9 +291,10 @@ namespace detail {
     nk.duration_us = decomposed ? k.duration_us * ratio : rescaled_us(k.duration_us, ratio, autocast_fixed_us);
     if (k.kind != GpuWorkKind::kernel) nk.bytes = k.bytes * ratio;
     ++out.kernels_changed;
-    // The casts of this op's parameters, before its first kernel.
+    // The casts of this op's parameters, before its first kernel, and autocast's own dispatch of the op.
     if (c == Autocast::lower && top >= 0 && first_kernel_of_op[static_cast<std::size_t>(top)]) {
       first_kernel_of_op[static_cast<std::size_t>(top)] = 0;
+      out.extra_host_us[i] += opt.op_host_us;
       for (const auto& a : forward_of(t, top).inputs)
         if (params.count(a.shape)) {
           const double bytes = numel(a.shape) * (fp32_bytes + elem_bytes);
@@ -300,8 +307,15 @@ namespace detail {
     for (auto& a : out.trace.ops[static_cast<std::size_t>(k.op)].inputs)
       if (a.dtype == "float" && !params.count(a.shape)) a.dtype = elem;
   }
-  char host[64];
-  std::snprintf(host, sizeof host, ", %.0f us of host time each", opt.cast_host_us);
+  // Entering and leaving the autocast region, once per step: before the step's first kernel.
+  for (std::size_t i = 0; i < t.kernels.size(); ++i)
+    if (t.kernels[i].op >= 0) {
+      out.extra_host_us[i] += opt.step_host_us;
+      break;
+    }
+  char host[160];
+  std::snprintf(host, sizeof host, "; host time: %.0f us per cast, %.0f us per lower-precision operation, %.0f us per step, measured on an H200's host",
+                opt.cast_host_us, opt.op_host_us, opt.step_host_us);
   out.notes.push_back(std::to_string(casts) + " parameter casts added (" + report_mb(cast_bytes) + host + ")");
   if (activation_casts > 0)
     out.notes.push_back(std::to_string(activation_casts) + " activation" + (activation_casts == 1 ? "" : "s") +
