@@ -2,13 +2,13 @@
 // (fixtures/whatif: FP32 batch sweeps and autocast pairs, H100 and H200) next to the baselines.
 #include <catch2/catch.hpp>
 
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <Eigen/Dense>
 #include <boost/json.hpp>
 
 #include "builtin_data.hpp"
@@ -231,30 +231,14 @@ TEST_CASE("autocast's host time: the shipped constants are the least squares of 
   ss << in.rdbuf();
   const auto rows = boost::json::parse(ss.str()).as_object().at("rows").as_array();
   REQUIRE(rows.size() == 12);
-  std::array<std::array<double, 3>, 3> a{};
-  std::array<double, 3> b{};
-  for (const auto& v : rows) {
-    const auto& r = v.as_object();
-    const std::array<double, 3> x{1.0, r.at("depth").to_number<double>(), r.at("casts_per_pass").to_number<double>()};
-    const double y = r.at("added_us").to_number<double>();
-    for (int i = 0; i < 3; ++i) {
-      b[i] += x[i] * y;
-      for (int j = 0; j < 3; ++j) a[i][j] += x[i] * x[j];
-    }
+  Eigen::MatrixXd x(12, 3);
+  Eigen::VectorXd y(12);
+  for (Eigen::Index i = 0; i < 12; ++i) {
+    const auto& r = rows[static_cast<std::size_t>(i)].as_object();
+    x.row(i) << 1.0, r.at("depth").to_number<double>(), r.at("casts_per_pass").to_number<double>();
+    y(i) = r.at("added_us").to_number<double>();
   }
-  // Cramer's rule on the normal equations.
-  auto det = [](const std::array<std::array<double, 3>, 3>& m) {
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-  };
-  const double d = det(a);
-  REQUIRE(std::abs(d) > 0);
-  std::array<double, 3> c{};
-  for (int k = 0; k < 3; ++k) {
-    auto m = a;
-    for (int i = 0; i < 3; ++i) m[i][k] = b[i];
-    c[k] = det(m) / d;
-  }
+  const Eigen::VectorXd c = x.colPivHouseholderQr().solve(y);
   const whatif::PrecisionOptions shipped;
   CHECK(shipped.step_host_us == Approx(c[0]).margin(10));
   CHECK(shipped.op_host_us == Approx(c[1] / 2).margin(1.5));
