@@ -423,12 +423,13 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
   std::map<std::string, std::map<std::string, habitat::opstudy::ErrorRow>> by;
   for (const auto& e : habitat::opstudy::leave_one_gpu_out(rows, cat)) by[e.gpu][e.op] = e;
   // Bounds a little above what the model measures (the closing notes of issue 20 give the table); the
-  // power-capped GDDR cards, whose hosts match the median floor, must be within 10% on every operator.
+  // power-capped GDDR cards, whose hosts match the median of the other four floors (the middle two averaged),
+  // within 8% on every elementwise operator (P4 1.9-5.3%, T4 2.2-7.0%), softmax 10.8% / 9.6%, layer norm 9.2% / 11.3%.
   for (const char* gpu : {"P4", "T4"})
     for (const char* op : {"add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "relu", "tanh", "gelu", "ln", "softmax"}) {
       const auto& e = by[gpu][op];
       INFO(gpu << " " << op << ": " << e.model << " (bandwidth ratio " << e.bandwidth << ")");
-      CHECK(e.model < (std::string(op) == "softmax" ? 0.15 : std::string(op) == "ln" ? 0.12 : 0.11));
+      CHECK(e.model < (std::string(op) == "softmax" ? 0.12 : std::string(op) == "ln" ? 0.12 : 0.08));
       CHECK(e.model < e.bandwidth);
     }
   // habitat's own kernel-timed H100 and H200 rows: the L2's rate and hit curve, the issue costs and pow's and
@@ -487,20 +488,20 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
     }
   // Convolutions: the efficiency model fitted without the GPU beats "same time" from the H100 everywhere, and
   // stays within bounds a little above what it measures (README, fixtures/op_study.md): with the other hosts'
-  // median floor line V100 31.5%, P4 20.3%, T4 17.8%, A100 26.1%, P100 18.0%; with its own host's floor line
+  // median floor line V100 24.8%, P4 20.4%, T4 15.4%, A100 20.3%, P100 19.0%; with its own host's floor line
   // 17.0%, 20.2%, 15.6%, 16.4%, 13.8%; Hopper (kernel times, its library's term and the FFT's share of its ideal rate
   // from the other Hopper GPU, FFT where shorter) H100 18.8%, H200 19.4% (22.2% and 23.3% without the FFT). The ratio
-  // from the H100 beats its FLOPS ratio on every public GPU and stays within bounds (35.9%, 21.5%, 22.4%, 31.2%,
-  // 22.4%); to the H200 3.4%, worse than "same time" (2.0%: the two GPUs run the same kernels at nearly the same speed,
+  // from the H100 beats its FLOPS ratio on every public GPU and stays within bounds (29.5%, 21.9%, 21.1%, 25.5%,
+  // 23.5%); to the H200 3.4%, worse than "same time" (2.0%: the two GPUs run the same kernels at nearly the same speed,
   // where the FFT's traffic term sees their different bandwidths).
   struct ConvBounds {
     double model, own, ratio;
   };
-  for (const auto& [gpu, b] : std::map<std::string, ConvBounds>{{"V100 PCIe 32GB", {0.335, 0.185, 0.37}},
-                                                                {"P4", {0.22, 0.215, 0.225}},
-                                                                {"T4", {0.19, 0.17, 0.235}},
-                                                                {"A100 PCIe 80GB", {0.28, 0.175, 0.325}},
-                                                                {"P100", {0.195, 0.15, 0.235}},
+  for (const auto& [gpu, b] : std::map<std::string, ConvBounds>{{"V100 PCIe 32GB", {0.26, 0.185, 0.31}},
+                                                                {"P4", {0.215, 0.215, 0.23}},
+                                                                {"T4", {0.165, 0.17, 0.22}},
+                                                                {"A100 PCIe 80GB", {0.215, 0.175, 0.27}},
+                                                                {"P100", {0.2, 0.15, 0.245}},
                                                                 {"H100 SXM", {0.2, 1, 1}},
                                                                 {"H200", {0.205, 1, 1}}}) {
     const auto& e = by[gpu]["conv"];
