@@ -176,8 +176,9 @@ void ops_part(const Args& a, const Catalog& cat) {
       if (f->per_row_ms > 0) std::printf(" + %.3f per row", f->per_row_ms * 1e3);
     }
   std::printf("\n\n");
-  std::printf("The left-out GPU's bandwidth is estimated from its spec and the other GPUs of its memory technology; a call-timed\n"
-              "row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (the middle two averaged; us; '-': kernel times or an additive call);\n"
+  std::printf("The left-out GPU's bandwidth is estimated from its spec and the median share of the other GPUs of its memory\n"
+              "technology; a call-timed row (NeuSight's protocol) gets the median timed-call floor of the other GPUs (us; '-': kernel\n"
+              "times or an additive call); a median of an even count averages the middle two;\n"
               "a convolution's floor is a line in the file's order (us + us per 1000 rows): NeuSight's calls grow along each file.\n"
               "The floor is the host's (Python dispatch and the event pair), not the GPU's: 'with its host's floor' gives the\n"
               "GPU left out but its own host's floor (the 5th percentile of its latencies; a convolution's own line), the error\n"

@@ -392,7 +392,8 @@ template <class Keep>
 
 // A left-out GPU as the model may know it: its sustained bandwidth not measured but estimated as its spec
 // times the median share the other measured GPUs of its memory generation sustain (HBM3 and HBM3e alike),
-// else of its technology (HBM or GDDR). Catalog estimates are not evidence: they copy another GPU's share.
+// else of its technology (HBM or GDDR); of two, their mean, as for the floors (floor_without). Catalog estimates
+// are not evidence: they copy another GPU's share.
 [[nodiscard]] inline Device unseen(const Device& g, const std::vector<const Device*>& gpus) {
   auto shares_where = [&](auto&& same) {
     std::vector<double> v;
@@ -405,7 +406,7 @@ template <class Keep>
   if (shares.empty()) shares = shares_where([&](const Device& o) { return o.hbm() == g.hbm(); });
   Device d = g;
   d.bandwidth_measured_gbps.reset();
-  if (!shares.empty()) d.bandwidth_measured_gbps = g.bandwidth_spec_gbps * detail::median(std::move(shares), 0);
+  if (!shares.empty()) d.bandwidth_measured_gbps = g.bandwidth_spec_gbps * detail::median_of_runs(std::move(shares), 0);
   return d;
 }
 
