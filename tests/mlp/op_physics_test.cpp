@@ -423,8 +423,8 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
   std::map<std::string, std::map<std::string, habitat::opstudy::ErrorRow>> by;
   for (const auto& e : habitat::opstudy::leave_one_gpu_out(rows, cat)) by[e.gpu][e.op] = e;
   // Bounds a little above what the model measures (the closing notes of issue 20 give the table); the
-  // power-capped GDDR cards, whose hosts match the median of the other four floors (the middle two averaged),
-  // within 8% on every elementwise operator (P4 1.9-5.3%, T4 2.2-7.0%), softmax 10.8% / 9.6%, layer norm 9.2% / 11.3%.
+  // power-capped GDDR cards, whose hosts' floors are the shipped median's (26 us for add; left out, the mean of the
+  // middle two of the other four, 29 us), within 8% on every elementwise operator (P4 1.9-5.3%, T4 2.2-7.0%), softmax 10.8% / 9.6%, layer norm 9.2% / 11.3%.
   for (const char* gpu : {"P4", "T4"})
     for (const char* op : {"add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "relu", "tanh", "gelu", "ln", "softmax"}) {
       const auto& e = by[gpu][op];
@@ -478,7 +478,7 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
   CHECK(by["H100 SXM"]["softmax"].model < 0.12);
   CHECK(by["H200"]["softmax"].model < 0.14);
   // With its own host's floor, every public GPU's elementwise error is the GPU physics' alone: within 11%
-  // (pow with a scalar 13%), where the median floor of the other hosts leaves the P100 at 30-38%.
+  // (pow with a scalar 13%), where the median floor of the other hosts leaves the P100 at 27-35% (gelu 10%).
   for (const char* gpu : {"P4", "T4", "V100 PCIe 32GB", "A100 PCIe 40GB", "P100"})
     for (const char* op : {"add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "relu", "tanh", "gelu"}) {
       const auto& e = by[gpu][op];
@@ -497,7 +497,7 @@ TEST_CASE("physics op model, one GPU left out: elementwise, layer norm and softm
   struct ConvBounds {
     double model, own, ratio;
   };
-  for (const auto& [gpu, b] : std::map<std::string, ConvBounds>{{"V100 PCIe 32GB", {0.26, 0.185, 0.31}},
+  for (const auto& [gpu, b] : std::map<std::string, ConvBounds>{{"V100 PCIe 32GB", {0.265, 0.185, 0.31}},
                                                                 {"P4", {0.215, 0.215, 0.23}},
                                                                 {"T4", {0.165, 0.17, 0.22}},
                                                                 {"A100 PCIe 80GB", {0.215, 0.175, 0.27}},
