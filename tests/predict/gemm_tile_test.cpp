@@ -90,6 +90,24 @@ TEST_CASE("tile model: the library picks from its architecture's tiles (cuBLAS 1
   CHECK(tile_of("H100 SXM", large).tm * tile_of("H100 SXM", large).tn > 128 * 128);
 }
 
+TEST_CASE("tile model: Pascal's x @ W^T kernels slow with a deep reduction, nothing else does", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  const auto us = [&](const char* gpu, double k, bool tn, const gemm::Params& p = gemm::fitted) {
+    return gemm::estimate({1, 4096, 1024, k, true, tn}, cat.at(gpu), p).us;
+  };
+  gemm::Params off = gemm::fitted;
+  off.legacy_long_k_loss = 0;
+  REQUIRE(gemm::fitted.legacy_long_k_loss > 0);
+  const double deep = 4 * gemm::fitted.legacy_long_k, shallow = gemm::fitted.legacy_long_k / 2;
+  // On the P100 the deep tn GEMM is slower than without the term, and its time grows faster with K than the V100's.
+  CHECK(us("P100", deep, true) > 1.2 * us("P100", deep, true, off));
+  CHECK(us("P100", deep, true) / us("P100", shallow, true) > 1.2 * us("V100 PCIe 32GB", deep, true) / us("V100 PCIe 32GB", shallow, true));
+  // Below K0, in the nn layout, and on later GPUs, the term changes nothing.
+  CHECK(us("P100", shallow, true) == us("P100", shallow, true, off));
+  CHECK(us("P4", deep, false) == us("P4", deep, false, off));
+  for (const char* gpu : {"V100 PCIe 32GB", "T4", "A100 PCIe 40GB", "H100 SXM"}) CHECK(us(gpu, deep, true) == us(gpu, deep, true, off));
+}
+
 TEST_CASE("tile model in a trace: every GEMM kernel by its ratio, or only launches that do not fit", "[tile]") {
   const Catalog cat = Catalog::builtin();
   const Trace t = kineto::read_trace(test::fixture("h100", "encoder_fp32_b16"));

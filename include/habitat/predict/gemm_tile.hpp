@@ -48,11 +48,11 @@ struct Params {
   double resident = 32768;  // output elements an SM holds at once (CTAs per SM = resident / (tm*tn))
   double clock_fall_us = 700;  // time constant of a capped card's fall from boost to its loop clock in one call
   double issue_share = 1;  // main-loop share left on SIMT lanes where issue, not lanes, limits (fp32_issue_limited)
-  // Pre-Volta `tn` kernels slow down as K grows past legacy_long_k, losing legacy_long_k_loss of their time per
-  // doubling (time x (1 + loss log2(K / long_k))): both operands are read along K, so a tile's rows lie K x 4
-  // bytes apart and one K step of a 128-row tile spans 128 such rows. The same maxwell_sgemm_32x128_tn runs
-  // at 6.1 TFLOPS on the P100 at K under 8K and 2.7 at K over 16K in NeuSight's timings, the P4 likewise; the
-  // V100's and T4's kernels at the same shapes do not (README, "Deep K on Pascal").
+  // Pre-Volta `tn` kernels slow down as K grows past legacy_long_k: their main loop takes (1 + legacy_long_k_loss
+  // x log2(K / legacy_long_k)) times as long (not their traffic or fixed time). Both operands are read along K,
+  // so a tile's rows lie K x 4 bytes apart and one K step of a 128-row tile spans 128 such rows. The same
+  // maxwell_sgemm_32x128_tn runs at 6.1 TFLOPS on the P100 at K under 8K and 2.7 at K over 16K in NeuSight's
+  // timings, the P4 likewise; the V100's and T4's kernels at the same shapes do not (README, "Deep K on Pascal").
   double legacy_long_k = 1e9;
   double legacy_long_k_loss = 0;
 };

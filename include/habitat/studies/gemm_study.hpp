@@ -108,8 +108,6 @@ inline constexpr double max_fit_call_us = 30000;
   for (const auto& r : rows)
     if (r.gpu != leave_out && !(r.call_timed() && r.measured_us > max_fit_call_us)) use.push_back(&r);
   auto weight = [](const Row& r) { return r.call_timed() ? 1.0 : 0.25; };
-  double total = 0;
-  for (const Row* r : use) total += weight(*r);
   // A kernel's fixed time is measured where kernels are timed alone (CUPTI: habitat's H100/H200 rows): the
   // median of the smallest GEMMs' kernel times, in SM cycles. Fitted to timed calls it would trade against
   // the call's overhead, and took the older GPUs' slower hosts for slower kernels.
@@ -130,7 +128,7 @@ inline constexpr double max_fit_call_us = 30000;
     f.params.clock_fall_us = std::exp(x[8]);
     f.params.issue_share = std::min(1.0, std::exp(x[9]));
     f.bmm_call = f.call * std::exp(x[10]);
-    if (x.size() > 11) {
+    if (x.size() >= 13) {
       f.params.legacy_long_k = std::exp(x[11]);
       f.params.legacy_long_k_loss = std::exp(x[12]);
     }
