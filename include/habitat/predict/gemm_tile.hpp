@@ -113,6 +113,9 @@ struct Estimate {
   double waves = 0;
 };
 
+// Pre-Volta `x @ W^T` GEMMs: the layout that runs below the shared constants and slows with a deep reduction.
+[[nodiscard]] inline bool pre_volta_tn(const Shape& s, const Device& g) { return s.transposed_b && g.nvidia() && g.cc_major < 7; }
+
 // Kernel time at one SM clock; kappa scales the main loop's share of peak (a GPU's library efficiency).
 [[nodiscard]] inline Estimate estimate_at(const Shape& s, const Device& g, const Params& p, double clock_mhz, double kappa = 1) {
   const double rate_sm = g.gemm_flops_per_clk_per_sm(s.precision) * clock_mhz;  // FLOP per us per SM
@@ -120,7 +123,7 @@ struct Estimate {
   const double i_ref = 128.0 * 128.0 / 256.0;
   const double issue = !g.on_tensor_cores(s.precision) && g.fp32_issue_limited() ? p.issue_share : 1.0;
   Estimate best;
-  const double layout = s.transposed_b && g.nvidia() && g.cc_major < 7
+  const double layout = pre_volta_tn(s, g)
                             ? p.legacy_tn / (1 + p.legacy_long_k_loss * std::max(0.0, std::log2(s.k / p.legacy_long_k)))
                             : 1.0;
   const bool may_split = s.shared_weight;  // a single GEMM (below)

@@ -152,7 +152,7 @@ inline constexpr double max_fit_call_us = 30000;
   // moved every GPU's error by up to 4 points either way.
   std::vector<const Row*> legacy;
   for (const Row* r : use)
-    if (r->shape.transposed_b && r->gpu->nvidia() && r->gpu->cc_major < 7) legacy.push_back(r);
+    if (pre_volta_tn(r->shape, *r->gpu)) legacy.push_back(r);
   if (legacy.empty()) return unpack(x);
   const std::vector<double> shared = x;
   auto with = [&shared](const std::vector<double>& v) {
