@@ -246,6 +246,29 @@ TEST_CASE("convolutions: finite, positive and never below the roofline bound on 
   CHECK(checked > 1000);
 }
 
+TEST_CASE("fused Winograd: padded to its tiles, the pick for few output channels, and only where the library has it", "[physics]") {
+  using habitat::mlp::conv_algorithm_us;
+  using habitat::mlp::fused_winograd_efficiency;
+  using habitat::mlp::fused_winograd_ideal_us;
+  const Catalog cat = Catalog::builtin();
+  const auto& v100 = *cat.find("V100 PCIe 32GB");
+  const auto& h100 = *cat.find("H100 SXM");
+  // Output channels padded to 32, output sides to 8: 33 channels cost what 64 do, a 17-pixel side what 24 does.
+  CHECK(fused_winograd_ideal_us(conv(OpKind::conv2d, 32, 64, 33, 3, 56, 1, 1), v100) ==
+        Approx(fused_winograd_ideal_us(conv(OpKind::conv2d, 32, 64, 64, 3, 56, 1, 1), v100)));
+  CHECK(fused_winograd_ideal_us(conv(OpKind::conv2d, 32, 64, 64, 3, 17, 1, 1), v100) ==
+        Approx(fused_winograd_ideal_us(conv(OpKind::conv2d, 32, 64, 64, 3, 24, 1, 1), v100)));
+  // Few output channels on a large image: the fused kernel is the fastest algorithm on the V100 (cuDNN 8 ran 92% of
+  // NeuSight's convolutions with at most 32 output channels so), and on the H100, whose cuDNN has no FP32 Winograd,
+  // it is not among them.
+  const auto narrow = conv(OpKind::conv2d, 32, 64, 32, 3, 112, 1, 1);
+  CHECK(conv_algorithm_us(narrow, v100) == Approx(fused_winograd_ideal_us(narrow, v100) / fused_winograd_efficiency));
+  CHECK(conv_algorithm_us(narrow, h100) > 1.5 * fused_winograd_ideal_us(narrow, h100) / fused_winograd_efficiency);
+  // Many channels on a small image: a GEMM-based algorithm is faster.
+  const auto wide = conv(OpKind::conv2d, 32, 512, 512, 3, 7, 1, 1);
+  CHECK(conv_algorithm_us(wide, v100) < fused_winograd_ideal_us(wide, v100) / fused_winograd_efficiency);
+}
+
 TEST_CASE("FFT convolution: cuDNN's shapes only, fewer FLOPs in the bound, and the shorter path on Hopper", "[physics]") {
   using habitat::mlp::fft_conv_side;
   // FP32, stride 1, the padded input within a 64 x 64 grid (cuDNN's fft2d_r2c_16x16 / 32x32 / 64x64).
@@ -389,15 +412,29 @@ TEST_CASE("convolutions: the shipped efficiency constants are what NeuSight's pu
   }
   const Catalog cat = Catalog::builtin();
   const auto rows = public_rows(cat);
-  const auto refit = habitat::opstudy::conv_coefs(rows, habitat::opstudy::call_floors(rows), nullptr);
-  for (std::size_t i = 0; i < refit.size(); ++i) {
-    INFO("coefficient " << i << ": shipped " << habitat::mlp::conv_model.coefs[i] << ", re-fit " << refit[i]);
-    CHECK(habitat::mlp::conv_model.coefs[i] == Approx(refit[i]).margin(0.002));
+  const auto floors = habitat::opstudy::call_floors(rows);
+  const auto refit = habitat::opstudy::conv_coefs(rows, floors, nullptr);
+  const auto& shipped = habitat::mlp::conv_model.coefs;
+  for (std::size_t i = 0; i < habitat::mlp::conv_feature_count; ++i) {
+    INFO("coefficient " << i << ": shipped " << shipped.winograd[i] << " / " << shipped.no_winograd[i] << ", re-fit "
+                        << refit.winograd[i] << " / " << refit.no_winograd[i]);
+    CHECK(shipped.winograd[i] == Approx(refit.winograd[i]).margin(0.002));
+    CHECK(shipped.no_winograd[i] == Approx(refit.no_winograd[i]).margin(0.002));
   }
-  // The physical signs: efficiency rises with tile use, reduction depth, waves and the algorithm's own efficiency;
-  // it falls with a Winograd convolution's output channels and without the library's FP32 Winograd.
-  CHECK((refit[1] > 0 && refit[2] > 0 && refit[3] > 0 && refit[4] > 0));
-  CHECK((refit[5] < 0 && refit[6] < 0));
+  // The physical signs, in both libraries: efficiency rises with tile use, reduction depth, waves and the
+  // algorithm's own efficiency; with Winograd it falls with the output channels, without it has no such term.
+  for (const auto& c : {refit.winograd, refit.no_winograd}) CHECK((c[1] > 0 && c[2] > 0 && c[3] > 0 && c[4] > 0));
+  CHECK(refit.winograd[5] < 0);
+  CHECK(refit.no_winograd[5] == 0);
+  // The fused Winograd kernels' share of their ideal rate: what the public rows give, and from any four of the
+  // five GPUs within a few points (a property of cuDNN's kernels, not of one GPU), and a share.
+  CHECK(habitat::mlp::fused_winograd_efficiency == Approx(refit.fused_winograd).margin(0.002));
+  for (const char* gpu : {"V100 PCIe 32GB", "P4", "T4", "A100 PCIe 80GB", "P100"}) {
+    const double without = habitat::opstudy::fused_winograd_share(rows, floors, cat.find(gpu));
+    INFO("without the " << gpu << ": " << without);
+    CHECK(without == Approx(habitat::mlp::fused_winograd_efficiency).margin(0.04));
+    CHECK((without > 0 && without <= 1));
+  }
   // FFT convolution's share of its ideal rate: what habitat's Hopper rows that cuDNN ran as FFT give, from either alone
   // within a few points (a property of cuDNN's kernels, not of one GPU), and a share.
   CHECK(habitat::mlp::fft_conv_efficiency == Approx(habitat::opstudy::fft_efficiency(rows, nullptr)).margin(0.002));

@@ -150,12 +150,20 @@ void ops_part(const Args& a, const Catalog& cat) {
               l2.bytes_per_clk_per_sm, l2.hit_exponent);
   for (auto k : {ops::OpKind::layer_norm, ops::OpKind::softmax, ops::OpKind::elementwise})
     std::printf(" %s %.2f", std::string(ops::schema(k).name).c_str(), opstudy::roofline_share(rows, floors, k, nullptr));
-  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm), log(N/128) under Winograd, no-Winograd library)", mlp::conv_model.k_half);
-  for (double c : opstudy::conv_coefs(rows, floors, nullptr)) std::printf(" %.3f", c);
+  std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm), log(N/128) under Winograd): with FP32 Winograd", mlp::conv_model.k_half);
+  const auto conv = opstudy::conv_coefs(rows, floors, nullptr);
+  for (double c : conv.winograd) std::printf(" %.3f", c);
+  std::printf(", without");
+  for (double c : conv.no_winograd) std::printf(" %.3f", c);
   std::printf("; FFT convolution's share of its ideal rate %.3f", opstudy::fft_efficiency(rows, nullptr));
   for (const auto* g : opstudy::gpus_of(rows))
     if (std::any_of(rows.begin(), rows.end(), [g](const opstudy::Row& r) { return r.gpu == g && r.fft && !r.call_timed; }))
       std::printf(" (without the %s %.3f)", g->name.c_str(), opstudy::fft_efficiency(rows, g));
+  std::printf("; fused Winograd's share of its ideal rate %.3f (leaving each GPU out", opstudy::fused_winograd_share(rows, floors, nullptr));
+  for (const auto* g : opstudy::gpus_of(rows))
+    if (std::any_of(rows.begin(), rows.end(), [g](const opstudy::Row& r) { return r.gpu == g && r.fused_winograd; }))
+      std::printf(" %s %.3f", g->name.c_str(), opstudy::fused_winograd_share(rows, floors, g));
+  std::printf(")");
   std::printf("; kernels' fixed part (us) layer_norm %.2f softmax %.2f", opstudy::fixed_ms(rows, ops::OpKind::layer_norm, nullptr) * 1e3,
               opstudy::fixed_ms(rows, ops::OpKind::softmax, nullptr) * 1e3);
   std::printf("; issue cost (thread-instructions per element)");

@@ -270,13 +270,37 @@ inline constexpr double fft_conv_efficiency = 0.736;
   return fft_conv_ideal_us(q, g) / efficiency;
 }
 
+// cuDNN's fused FP32 Winograd kernels (cudnn_*_scudnn_winograd_128x128_*: one kernel, its transforms inside, taken
+// to add no traffic of their own): the public timings run them at a rate that tracks Winograd's FLOPs on output channels
+// padded to 32 and output sides padded to 8 (log spread of the calls over 2 ms per GPU 0.17-0.30 so, 0.50-0.69
+// unpadded). The share of the sustained rate they reach on those FLOPs: the median over the public calls cuDNN ran so
+// (off their floor, kernels over 1 ms) of ideal time over kernel time, 0.347-0.395 leaving each GPU out
+// (opstudy::fused_winograd_share).
+struct FusedWinogradTiles {
+  double out_channels = 32, side = 8;
+};
+inline constexpr FusedWinogradTiles fused_winograd_tiles{};
+inline constexpr double fused_winograd_efficiency = 0.379;
+
+// The fused Winograd kernel's time at its share of 1 (us): its padded Winograd FLOPs at g's sustained FP32 rate.
+[[nodiscard]] inline double fused_winograd_ideal_us(const OpQuery& q, const Device& g) {
+  const auto& d = q.dims;
+  const auto& t = fused_winograd_tiles;
+  const double side = std::ceil(std::max(ops::conv_out_size(d[4], d[3], d[5], d[6]), 1.0) / t.side) * t.side;
+  const double co = std::ceil(std::max(d[2], 1.0) / t.out_channels) * t.out_channels;
+  const double flops = 2 * std::max(d[0], 1.0) * side * side * co * std::max(d[1], 1.0) * d[3] * d[3] * ops::winograd_3x3_flops_share;
+  return roofline_sustained(flops, 0, op_precision(q), g).compute_us;
+}
+
 // The convolution as cuDNN's algorithms would run it, timed by the GEMM tile model on g (us): the implicit
 // GEMM, or for a 3x3 stride-1 convolution Winograd F(4x4, 3x3) where g has it and it is faster: 36 GEMMs of
 // (4x4 output tiles) x input channels x output channels, plus the transforms' traffic, each tensor once
 // at sustained bandwidth (input in, 36/16 of it out and back in; the same for the output). The implicit GEMM is a
 // single GEMM and may split its K like cuBLAS's (cuDNN has split-K kernels too: a public V100 ResNet trace runs
-// cudnn_train_volta_scudnn_128x128_stridedB_splitK_medium_nn); the Winograd GEMMs are batched and do not.
-[[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g) {
+// cudnn_train_volta_scudnn_128x128_stridedB_splitK_medium_nn); the Winograd GEMMs are batched and do not. Where g
+// has Winograd, its fused kernel is the third candidate (fused_winograd_ideal_us at the share `fused`).
+// `fused`: the fused Winograd kernels' share of their ideal rate (fused_winograd_efficiency unless a study derives it).
+[[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g, double fused = fused_winograd_efficiency) {
   const auto ig = implicit_gemm(q);
   // cuDNN's kernels, not cuBLAS's: any tile (gemm::library_tiles' lists are cuBLAS's).
   gemm::Shape implicit_shape{1, ig.m, ig.n, ig.k, true, false};
@@ -291,7 +315,7 @@ inline constexpr double fft_conv_efficiency = 0.736;
   wino_gemm.blas = false;
   const double winograd = gemm::estimate(wino_gemm, g, gemm::fitted).us +
                           bytes / (g.sustained_bandwidth_gbps() * 1e3);
-  return std::min(implicit, winograd);
+  return std::min({implicit, winograd, fused_winograd_ideal_us(q, g) / fused});
 }
 
 // The share of the sustained FP32 roofline a convolution reaches, exp(coefs . features), log-linear in
@@ -302,17 +326,15 @@ inline constexpr double fft_conv_efficiency = 0.736;
 //   log K/(K + k_half)  reduction depth: a tile's prologue and epilogue amortize over its K loop;
 //   log(1 + waves)      the waves the GPU runs, ceil(tiles / SMs): more waves hide more latency, and the
 //                       ramp and tail are a smaller share;
-//   log(compute / alg)  the FLOPs' time at the sustained rate over conv_algorithm_us, the faster of the
+//   log(compute / alg)  the FLOPs' time at the sustained rate over conv_algorithm_us, the fastest of the
 //                       implicit GEMM and Winograd through the GEMM tile model (Winograd's 2.25x fewer
-//                       multiplications and its transforms' traffic; the tiles' waves on this GPU);
+//                       multiplications and its transforms' traffic; the tiles' waves on this GPU) and the
+//                       fused Winograd kernel;
 //   log(N / 128)        where g's library may run the convolution as Winograd (winograd_applies): its output
 //                       channels. Against the kernels the public calls leave, the model had the older GPUs'
 //                       convolutions with few output channels up to 1.5x too slow and those with many 1.2-1.3x
 //                       too fast (cuDNN's pick among its Winograd and GEMM kernels moves with them; the tile
 //                       model's Winograd time does not follow); Hopper's rows, without Winograd, showed no trend;
-//   no Winograd         1 for an FP32 3x3 stride-1 convolution on a GPU whose library has no FP32 Winograd
-//                       (fp32_winograd: Hopper's cuDNN 9), whose implicit GEMM and FFT reach 0.69x the share the
-//                       older library's mix does (fitted on such convolutions only: 0 for any other).
 // Every fitted row is an FP32 3x3 stride-1 convolution: other kernels, strides and precisions take the terms
 // as fitted, an extrapolation (the Winograd terms 0 there, as at N = 128 on an older GPU).
 // It replaced an operand-traffic term log(1 + 8 mem/compute), whose sign turned unphysical beside it (the
@@ -321,16 +343,27 @@ inline constexpr double fft_conv_efficiency = 0.736;
 // larger batch could run faster (a quantization step rewarded more than the work it adds); a spatial halo
 // term log Ho/(Ho + kernel - 1) and log Ho (under a point of gain, the halo term with the unphysical sign);
 // the algorithm's time alone as the model (P4 76%, T4 42% leaving each out).
-// Coefficients: least squares on log(efficiency) of NeuSight's public FP32 convolution timings on P4,
-// P100, T4, V100 and A100 80GB (sitar-lab/NeuSight, MIT; kernel time: the timed call less its lead on a floor
-// that grows along each file, the measuring host's; calls on that floor left out), then the no-Winograd term
-// as the median of what the others leave of habitat's H100/H200 kernel times (CUPTI sums, cudnn.benchmark,
-// cuDNN 9); derived once, the rows are not shipped. `habitat-gemm-study --part ops` re-derives them and
-// validates them leaving one GPU out (opstudy::conv_coefs, README). Pooled into the least squares instead, the
-// Hopper rows raised the public GPUs' leave-one-out error.
-inline constexpr std::size_t conv_feature_count = 7;
+// Coefficients, one set per library (ConvCoefSets): least squares on log(efficiency) of NeuSight's public FP32
+// convolution timings on P4, P100, T4, V100 and A100 80GB for the library with FP32 Winograd (sitar-lab/NeuSight,
+// MIT; kernel time: the timed call less its lead on a floor that grows along each file, the measuring host's;
+// calls on that floor left out), and of habitat's H100/H200 kernel times (CUPTI sums, cudnn.benchmark, cuDNN 9)
+// for the library without; the q and algorithm terms tied to sum to at most opstudy::conv_q_alg_max. Derived
+// once, the rows are not shipped. `habitat-gemm-study --part ops` re-derives them and validates them leaving
+// one GPU out (opstudy::conv_coefs, README). Pooled into one least squares, the Hopper rows raised the public
+// GPUs' leave-one-out error.
+inline constexpr std::size_t conv_feature_count = 6;
 using ConvCoefs = std::array<double, conv_feature_count>;
 using ConvFeatures = std::array<double, conv_feature_count>;
+
+// One set of coefficients per library: with FP32 Winograd (cuDNN 8 on Pascal to Ampere, NeuSight's public timings)
+// and without (fp32_winograd: Hopper's cuDNN 9, habitat's H100/H200 kernel sums; the Winograd term 0 there). One
+// set over both, the second library a constant factor, left Hopper's convolutions 18.8% / 19.4% off leaving each
+// out, and with the fused Winograd kernels above moving the shared terms, 22.9% / 23.5% (README).
+struct ConvCoefSets {
+  ConvCoefs winograd, no_winograd;
+  double fused_winograd = fused_winograd_efficiency;  // in the algorithm's time (conv_algorithm_us)
+  [[nodiscard]] const ConvCoefs& of(const Device& g) const { return fp32_winograd(g) ? winograd : no_winograd; }
+};
 
 struct ConvModel {
   double tile = 128;      // output tile side (M and N) of cuDNN's FP32 implicit-GEMM kernels
@@ -339,7 +372,8 @@ struct ConvModel {
   double max_waves = 2600;
   // And the output channels of the Winograd term to the public rows' range.
   double winograd_n_min = 3, winograd_n_max = 2048;
-  ConvCoefs coefs{0.088, 0.507, 0.605, 0.166, 0.457, -0.173, -0.365};  // intercept, q, depth, waves, algorithm, Winograd's N, no-Winograd library
+  // intercept, q, depth, waves, algorithm, Winograd's N
+  ConvCoefSets coefs{{0.109, 0.548, 0.770, 0.146, 0.402, -0.140}, {-0.331, 0.434, 0.417, 0.088, 0.395, 0}};
 };
 inline constexpr ConvModel conv_model{};
 
@@ -351,19 +385,19 @@ inline constexpr ConvModel conv_model{};
 }
 
 // The efficiency model's features of a convolution on g (finite for any dims: the GEMM's sides are at least 1).
-[[nodiscard]] inline ConvFeatures conv_features(const OpQuery& q, const Device& g) {
+[[nodiscard]] inline ConvFeatures conv_features(const OpQuery& q, const Device& g, double fused = fused_winograd_efficiency) {
   const auto gemm = implicit_gemm(q);
   const double sms = std::max(g.sms, 1), tile_area = conv_model.tile * conv_model.tile;
   const double waves = std::ceil(gemm.m / conv_model.tile) * std::ceil(gemm.n / conv_model.tile) / sms;
   const double quantization = std::min(gemm.m * gemm.n / (std::ceil(waves) * sms * tile_area), 1.0);
   return {1.0, std::log(quantization), std::log(gemm.k / (gemm.k + conv_model.k_half)),
-          std::log1p(std::min(std::ceil(waves), conv_model.max_waves)), std::log(sustained_compute_ms(q, g) * 1e3 / conv_algorithm_us(q, g)),
-          winograd_applies(q, g) ? std::log(std::clamp(gemm.n, conv_model.winograd_n_min, conv_model.winograd_n_max) / conv_model.tile) : 0.0,
-          !fp32_winograd(g) && winograd_shape(q) ? 1.0 : 0.0};
+          std::log1p(std::min(std::ceil(waves), conv_model.max_waves)), std::log(sustained_compute_ms(q, g) * 1e3 / conv_algorithm_us(q, g, fused)),
+          winograd_applies(q, g) ? std::log(std::clamp(gemm.n, conv_model.winograd_n_min, conv_model.winograd_n_max) / conv_model.tile) : 0.0};
 }
 
-[[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefs& coefs = conv_model.coefs) {
-  const auto f = conv_features(q, g);
+[[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefSets& sets = conv_model.coefs) {
+  const auto f = conv_features(q, g, sets.fused_winograd);
+  const auto& coefs = sets.of(g);
   double s = 0;
   for (std::size_t i = 0; i < f.size(); ++i) s += coefs[i] * f[i];
   return std::exp(s);
@@ -501,7 +535,7 @@ inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
 enum class ConvPath { efficiency, fft };
 
 // `fft`: FFT convolution's share of its ideal rate (fft_conv_efficiency unless a study derives it).
-[[nodiscard]] inline double conv_path_ms(const OpQuery& q, const Device& g, const ConvCoefs& conv, ConvPath p,
+[[nodiscard]] inline double conv_path_ms(const OpQuery& q, const Device& g, const ConvCoefSets& conv, ConvPath p,
                                          double fft = fft_conv_efficiency) {
   if (p == ConvPath::fft && fft_conv_side(q) > 0) return fft_conv_us(q, g, fft) / 1e3;
   return sustained_compute_ms(q, g) / conv_efficiency(q, g, conv);
@@ -509,14 +543,14 @@ enum class ConvPath { efficiency, fft };
 
 // The path the model takes for a convolution on g: the shorter (the efficiency where the FFT does not apply,
 // and for every other op, where it is unused).
-[[nodiscard]] inline ConvPath conv_path(const OpQuery& q, const Device& g, const ConvCoefs& conv = conv_model.coefs,
+[[nodiscard]] inline ConvPath conv_path(const OpQuery& q, const Device& g, const ConvCoefSets& conv = conv_model.coefs,
                                         double fft = fft_conv_efficiency) {
   if (!conv_like(q.op) || fft_conv_side(q) <= 0) return ConvPath::efficiency;
   return conv_path_ms(q, g, conv, ConvPath::fft, fft) < conv_path_ms(q, g, conv, ConvPath::efficiency, fft) ? ConvPath::fft : ConvPath::efficiency;
 }
 
 // `path`: that one, where a ratio of like for like is wanted (physics_ratio); otherwise the shorter.
-[[nodiscard]] inline double conv_work_ms(const OpQuery& q, const Device& g, const ConvCoefs& conv = conv_model.coefs,
+[[nodiscard]] inline double conv_work_ms(const OpQuery& q, const Device& g, const ConvCoefSets& conv = conv_model.coefs,
                                          std::optional<ConvPath> path = std::nullopt, double fft = fft_conv_efficiency) {
   if (path) return conv_path_ms(q, g, conv, *path, fft);
   return std::min(conv_path_ms(q, g, conv, ConvPath::efficiency, fft), fft_conv_us(q, g, fft) / 1e3);
@@ -527,7 +561,7 @@ enum class ConvPath { efficiency, fft };
 // longer still (`row`: the family's constants unless given); never below its bound (at L2 rates for a working set that stays there).
 [[nodiscard]] inline double physics_kernel_ms(const OpQuery& q, const Device& g, double share,
                                               const L2Reuse& l2 = l2_reuse,
-                                              const ConvCoefs& conv = conv_model.coefs, double fixed = -1, double issue = -1,
+                                              const ConvCoefSets& conv = conv_model.coefs, double fixed = -1, double issue = -1,
                                               std::optional<RowLatency> row = std::nullopt, std::optional<ConvPath> path = std::nullopt,
                                               double fft = fft_conv_efficiency) {
   const auto w = ops::op_work(q.op, q.dims, q.dtype, q.pass);

@@ -31,6 +31,7 @@ struct Row {
   bool call_timed = false;  // NeuSight's protocol: one timed call, its overhead included
   double seq = 0;           // the row's place in its table (0-based): the order it was measured in
   bool fft = false;         // a convolution whose kernels cuDNN ran as FFT (its kernels' names say so)
+  bool fused_winograd = false;  // one cuDNN ran as its fused Winograd kernel (scudnn_winograd_*)
 };
 
 // Whether a convolution's kernels are cuDNN's FFT algorithm: its transforms (fft2d_r2c / c2r, DSE::..._fft) or
@@ -72,7 +73,11 @@ inline void load_table(const study::Table& t, const std::string& op, const Devic
     const auto us = t.latency_us(f);
     if (!us) continue;
     Row r{&gpu, op, {*kind, ops::Pass::forward, t.dtype, {}}, *us / 1e3, t.neusight, double(seq)};
-    if (kernels_col >= 0) r.fft = fft_kernels(f[static_cast<std::size_t>(kernels_col)]);
+    if (kernels_col >= 0) {
+      const std::string_view k = f[static_cast<std::size_t>(kernels_col)];
+      r.fft = fft_kernels(k);
+      r.fused_winograd = k.find("scudnn_winograd") != std::string_view::npos;
+    }
     if (const auto it = id_col >= 0 ? names.find(f[static_cast<std::size_t>(id_col)]) : names.end(); it != names.end()) r.fft = fft_kernels(it->second);
     bool ok = true;
     for (std::size_t i = 0; i < dim_col.size(); ++i) {
@@ -212,47 +217,80 @@ inline constexpr int conv_floor_parts = 10;
   return detail::median(std::move(v), mlp::roofline_share(kind));
 }
 
-// The coefficients of mlp::conv_efficiency fitted without one GPU, in two steps. First least squares on
-// log(efficiency) of the other GPUs' call-timed convolutions (NeuSight's: cuDNN 8 with its Winograd) whose kernel runs
-// over 0.03 ms and whose call is not on its floor (there the call hides the kernel). Then the term of a library
-// without FP32 Winograd (Hopper's cuDNN 9): the median of what the first step leaves of the kernel-timed rows of such
-// GPUs (habitat's H100/H200, CUPTI kernel sums). Pooled into the first step instead, those rows pulled the shared
-// terms and raised the public GPUs' leave-one-out error (README). Without rows, the shipped constants.
-[[nodiscard]] inline mlp::ConvCoefs conv_coefs(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
-  constexpr std::size_t shared = mlp::conv_feature_count - 1;
+// mlp::fused_winograd_efficiency leaving one GPU out: the median over the call-timed convolutions cuDNN ran as its
+// fused Winograd kernel, off their floor and with kernels over 1 ms (there the floor's share is small), of the
+// ideal fused time over the kernel (the call less its lead on its own GPU's floor).
+[[nodiscard]] inline double fused_winograd_share(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
+  std::vector<double> v;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || !r.fused_winograd || on_floor(r, floors)) continue;
+    const double kernel = kernel_ms(r, floors);
+    if (kernel > 1) v.push_back(mlp::fused_winograd_ideal_us(r.q, *r.gpu) / 1e3 / kernel);
+  }
+  if (v.empty() && leave_out) throw make_error("", "fused_winograd_share", "no fused Winograd rows to derive it without " + leave_out->name);
+  return detail::median(std::move(v), mlp::fused_winograd_efficiency);
+}
+
+// The most the q and algorithm terms may sum to (fit_conv_coefs): a larger batch in the same wave takes at least
+// FLOPs^0.05 longer.
+inline constexpr double conv_q_alg_max = 0.95;
+
+// Least squares of log(efficiency) on the features of the rows `use` accepts (their kernel time: `kernel`);
+// nullopt with fewer rows than coefficients.
+template <class Use, class Kernel>
+[[nodiscard]] inline std::optional<mlp::ConvCoefs> fit_conv_coefs(const std::vector<Row>& rows, double fused, Use use, Kernel kernel) {
   std::vector<mlp::ConvFeatures> x;
   std::vector<double> y;
   for (const auto& r : rows) {
-    if (r.gpu == leave_out || !r.call_timed || !mlp::conv_like(r.q.op)) continue;
-    const double k = kernel_ms(r, floors);
-    if (k <= 0.03 || on_floor(r, floors)) continue;
-    x.push_back(mlp::conv_features(r.q, *r.gpu));
-    y.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / k));
+    if (!mlp::conv_like(r.q.op) || !use(r)) continue;
+    x.push_back(mlp::conv_features(r.q, *r.gpu, fused));
+    y.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / kernel(r)));
   }
-  // Without rows, the shipped constants where nothing is left out; leaving a GPU out they would carry its own
-  // rows (they were derived from every GPU), so that is an error.
-  if (x.size() < shared) {
-    if (leave_out) throw make_error("", "conv_coefs", "no convolution rows to fit without " + leave_out->name);
-    return mlp::conv_model.coefs;
-  }
-  constexpr auto n = static_cast<Eigen::Index>(shared);
-  Eigen::MatrixXd a(static_cast<Eigen::Index>(x.size()), n);
-  for (std::size_t i = 0; i < x.size(); ++i)
-    for (Eigen::Index j = 0; j < n; ++j) a(static_cast<Eigen::Index>(i), j) = x[i][static_cast<std::size_t>(j)];
-  const Eigen::VectorXd b = a.colPivHouseholderQr().solve(Eigen::Map<const Eigen::VectorXd>(y.data(), a.rows()));
-  mlp::ConvCoefs c{};
-  for (Eigen::Index j = 0; j < n; ++j) c[static_cast<std::size_t>(j)] = b(j);
-  std::vector<double> left;
-  for (const auto& r : rows) {
-    if (r.gpu == leave_out || r.call_timed || !mlp::conv_like(r.q.op) || mlp::fp32_winograd(*r.gpu) || r.measured_ms <= 0.03) continue;
-    const auto f = mlp::conv_features(r.q, *r.gpu);
-    double fitted = 0;
-    for (std::size_t j = 0; j < shared; ++j) fitted += c[j] * f[j];
-    left.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / r.measured_ms) - fitted);
-  }
-  // No such rows: the shipped term where nothing is left out, none (the older library's share) leaving a GPU out.
-  c[shared] = detail::median(std::move(left), leave_out ? 0.0 : mlp::conv_model.coefs[shared]);
-  return c;
+  if (x.size() < mlp::conv_feature_count) return std::nullopt;
+  constexpr auto n = static_cast<Eigen::Index>(mlp::conv_feature_count);
+  // Column pivoting: the Winograd term is 0 on every row of a library without it, and gets 0.
+  auto solve = [&](bool tied) {
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(x.size()), n);
+    Eigen::VectorXd rhs = Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const auto row = static_cast<Eigen::Index>(i);
+      for (Eigen::Index j = 0; j < n; ++j) a(row, j) = x[i][static_cast<std::size_t>(j)];
+      if (tied) rhs(row) -= conv_q_alg_max * x[i][1], a(row, 4) -= x[i][1], a(row, 1) = 0;  // q's term: the rest of the sum
+    }
+    const Eigen::VectorXd b = a.colPivHouseholderQr().solve(rhs);
+    mlp::ConvCoefs c{};
+    for (Eigen::Index j = 0; j < n; ++j) c[static_cast<std::size_t>(j)] = b(j);
+    if (tied) c[1] = conv_q_alg_max - c[4];
+    return c;
+  };
+  // Within a wave a larger batch adds FLOPs and fills tiles (q) but not the algorithm's waves, so its time goes
+  // as FLOPs^(1 - algorithm - q): the two terms together under 1, or a larger batch would run faster.
+  const auto c = solve(false);
+  return c[1] + c[4] > conv_q_alg_max ? solve(true) : c;
+}
+
+// The coefficients of mlp::conv_efficiency fitted without one GPU, one set per library. With FP32 Winograd: the
+// other GPUs' call-timed convolutions (NeuSight's: cuDNN 8) whose kernel runs over 0.03 ms and whose call is not on
+// its floor (there the call hides the kernel). Without: the kernel-timed rows of such GPUs (habitat's H100/H200,
+// CUPTI kernel sums, cuDNN 9). Without rows of a library: the shipped set where nothing is left out; leaving a GPU
+// out, an error for the first (the shipped set was derived from every GPU) and the first set for the second.
+[[nodiscard]] inline mlp::ConvCoefSets conv_coefs(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
+  const double fused = fused_winograd_share(rows, floors, leave_out);
+  const auto winograd = fit_conv_coefs(
+      rows, fused,
+      [&](const Row& r) {
+        if (r.gpu == leave_out || !r.call_timed) return false;
+        const double k = kernel_ms(r, floors);
+        return k > 0.03 && !on_floor(r, floors);
+      },
+      [&](const Row& r) { return kernel_ms(r, floors); });
+  if (!winograd && leave_out) throw make_error("", "conv_coefs", "no convolution rows to fit without " + leave_out->name);
+  const auto none = fit_conv_coefs(
+      rows, fused, [&](const Row& r) { return r.gpu != leave_out && !r.call_timed && !mlp::fp32_winograd(*r.gpu) && r.measured_ms > 0.03; },
+      [](const Row& r) { return r.measured_ms; });
+  const auto& shipped = mlp::conv_model.coefs;
+  const mlp::ConvCoefs w = winograd ? *winograd : shipped.winograd;
+  return {w, none ? *none : leave_out ? w : shipped.no_winograd, fused};
 }
 
 // mlp::fft_conv_efficiency leaving one GPU out: the median over the kernel-timed convolutions cuDNN ran as FFT
@@ -414,7 +452,7 @@ struct ErrorRow {
   std::string gpu, op;
   std::size_t n = 0, paired = 0;
   double share = 0;     // the roofline share derived without this GPU (NaN for convolutions: see conv)
-  mlp::ConvCoefs conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
+  mlp::ConvCoefSets conv = mlp::conv_model.coefs;  // the convolution efficiency model fitted without it
   double fft = mlp::fft_conv_efficiency;         // FFT convolution's share of its ideal rate, derived without it
   mlp::L2Reuse l2;      // the L2's reuse derived without it
   double fixed_ms = 0;  // the kernels' fixed part (a layer norm's or softmax's: derived without it)
