@@ -299,8 +299,8 @@ inline constexpr double fused_winograd_efficiency = 0.379;
 // single GEMM and may split its K like cuBLAS's (cuDNN has split-K kernels too: a public V100 ResNet trace runs
 // cudnn_train_volta_scudnn_128x128_stridedB_splitK_medium_nn); the Winograd GEMMs are batched and do not. Where g
 // has Winograd, its fused kernel is the third candidate (fused_winograd_ideal_us at the share `fused`).
-// `fused`: the fused Winograd kernels' share of their ideal rate (fused_winograd_efficiency unless a study derives it).
-[[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g, double fused = fused_winograd_efficiency) {
+// `fused`: the fused Winograd kernels' share of their ideal rate (ConvCoefSets::fused_winograd).
+[[nodiscard]] inline double conv_algorithm_us(const OpQuery& q, const Device& g, double fused) {
   const auto ig = implicit_gemm(q);
   // cuDNN's kernels, not cuBLAS's: any tile (gemm::library_tiles' lists are cuBLAS's).
   gemm::Shape implicit_shape{1, ig.m, ig.n, ig.k, true, false};
@@ -327,7 +327,7 @@ inline constexpr double fused_winograd_efficiency = 0.379;
 //   log(1 + waves)      the waves the GPU runs, ceil(tiles / SMs): more waves hide more latency, and the
 //                       ramp and tail are a smaller share;
 //   log(compute / alg)  the FLOPs' time at the sustained rate over conv_algorithm_us, the fastest of the
-//                       implicit GEMM and Winograd through the GEMM tile model (Winograd's 2.25x fewer
+//                       implicit GEMM and Winograd through the GEMM tile model (Winograd's quarter of the
 //                       multiplications and its transforms' traffic; the tiles' waves on this GPU) and the
 //                       fused Winograd kernel;
 //   log(N / 128)        where g's library may run the convolution as Winograd (winograd_applies): its output
@@ -335,8 +335,8 @@ inline constexpr double fused_winograd_efficiency = 0.379;
 //                       convolutions with few output channels up to 1.5x too slow and those with many 1.2-1.3x
 //                       too fast (cuDNN's pick among its Winograd and GEMM kernels moves with them; the tile
 //                       model's Winograd time does not follow); Hopper's rows, without Winograd, showed no trend;
-// Every fitted row is an FP32 3x3 stride-1 convolution: other kernels, strides and precisions take the terms
-// as fitted, an extrapolation (the Winograd terms 0 there, as at N = 128 on an older GPU).
+// Every fitted row is an FP32 3x3 stride-1 convolution: other kernels, strides and precisions take the first set's
+// terms as fitted on every GPU, an extrapolation (the Winograd term 0 there, as at N = 128 on an older GPU).
 // It replaced an operand-traffic term log(1 + 8 mem/compute), whose sign turned unphysical beside it (the
 // algorithm's time carries the traffic), at the same accuracy. Tried and left out (README gives the
 // numbers): q as the last wave's fill alone (not the empty edge tiles) and fractional waves, with which a
@@ -358,11 +358,15 @@ using ConvFeatures = std::array<double, conv_feature_count>;
 // One set of coefficients per library: with FP32 Winograd (cuDNN 8 on Pascal to Ampere, NeuSight's public timings)
 // and without (fp32_winograd: Hopper's cuDNN 9, habitat's H100/H200 kernel sums; the Winograd term 0 there). One
 // set over both, the second library a constant factor, left Hopper's convolutions 18.8% / 19.4% off leaving each
-// out, and with the fused Winograd kernels above moving the shared terms, 22.9% / 23.5% (README).
+// out, and with the fused Winograd kernels above moving the shared terms, 22.9% / 23.5% (README). The second set
+// was fitted on FP32 3x3 stride-1 convolutions only (winograd_shape): others keep the first, as they kept the
+// shared terms before.
 struct ConvCoefSets {
   ConvCoefs winograd, no_winograd;
-  double fused_winograd = fused_winograd_efficiency;  // in the algorithm's time (conv_algorithm_us)
-  [[nodiscard]] const ConvCoefs& of(const Device& g) const { return fp32_winograd(g) ? winograd : no_winograd; }
+  double fused_winograd;  // the fused Winograd kernels' share in the algorithm's time (conv_algorithm_us)
+  [[nodiscard]] const ConvCoefs& of(const OpQuery& q, const Device& g) const {
+    return !fp32_winograd(g) && winograd_shape(q) ? no_winograd : winograd;
+  }
 };
 
 struct ConvModel {
@@ -373,7 +377,7 @@ struct ConvModel {
   // And the output channels of the Winograd term to the public rows' range.
   double winograd_n_min = 3, winograd_n_max = 2048;
   // intercept, q, depth, waves, algorithm, Winograd's N
-  ConvCoefSets coefs{{0.109, 0.548, 0.770, 0.146, 0.402, -0.140}, {-0.331, 0.434, 0.417, 0.088, 0.395, 0}};
+  ConvCoefSets coefs{{0.109, 0.548, 0.770, 0.146, 0.402, -0.140}, {-0.331, 0.434, 0.417, 0.088, 0.395, 0}, fused_winograd_efficiency};
 };
 inline constexpr ConvModel conv_model{};
 
@@ -385,7 +389,7 @@ inline constexpr ConvModel conv_model{};
 }
 
 // The efficiency model's features of a convolution on g (finite for any dims: the GEMM's sides are at least 1).
-[[nodiscard]] inline ConvFeatures conv_features(const OpQuery& q, const Device& g, double fused = fused_winograd_efficiency) {
+[[nodiscard]] inline ConvFeatures conv_features(const OpQuery& q, const Device& g, double fused) {
   const auto gemm = implicit_gemm(q);
   const double sms = std::max(g.sms, 1), tile_area = conv_model.tile * conv_model.tile;
   const double waves = std::ceil(gemm.m / conv_model.tile) * std::ceil(gemm.n / conv_model.tile) / sms;
@@ -397,7 +401,7 @@ inline constexpr ConvModel conv_model{};
 
 [[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefSets& sets = conv_model.coefs) {
   const auto f = conv_features(q, g, sets.fused_winograd);
-  const auto& coefs = sets.of(g);
+  const auto& coefs = sets.of(q, g);
   double s = 0;
   for (std::size_t i = 0; i < f.size(); ++i) s += coefs[i] * f[i];
   return std::exp(s);

@@ -217,9 +217,10 @@ inline constexpr int conv_floor_parts = 10;
   return detail::median(std::move(v), mlp::roofline_share(kind));
 }
 
-// mlp::fused_winograd_efficiency leaving one GPU out: the median over the call-timed convolutions cuDNN ran as its
-// fused Winograd kernel, off their floor and with kernels over 1 ms (there the floor's share is small), of the
-// ideal fused time over the kernel (the call less its lead on its own GPU's floor).
+// mlp::fused_winograd_efficiency leaving one GPU out: the median over the convolutions cuDNN ran as its fused
+// Winograd kernel (NeuSight's call-timed rows, which name their kernels), off their floor and with kernels over
+// 1 ms (there the floor's share is small), of the ideal fused time over the kernel (the call less its lead on its
+// own GPU's floor).
 [[nodiscard]] inline double fused_winograd_share(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
   std::vector<double> v;
   for (const auto& r : rows) {
@@ -286,7 +287,10 @@ template <class Use, class Kernel>
       [&](const Row& r) { return kernel_ms(r, floors); });
   if (!winograd && leave_out) throw make_error("", "conv_coefs", "no convolution rows to fit without " + leave_out->name);
   const auto none = fit_conv_coefs(
-      rows, fused, [&](const Row& r) { return r.gpu != leave_out && !r.call_timed && !mlp::fp32_winograd(*r.gpu) && r.measured_ms > 0.03; },
+      rows, fused,
+      [&](const Row& r) {
+        return r.gpu != leave_out && !r.call_timed && !mlp::fp32_winograd(*r.gpu) && mlp::winograd_shape(r.q) && r.measured_ms > 0.03;
+      },
       [](const Row& r) { return r.measured_ms; });
   const auto& shipped = mlp::conv_model.coefs;
   const mlp::ConvCoefs w = winograd ? *winograd : shipped.winograd;
