@@ -236,16 +236,18 @@ inline constexpr int conv_floor_parts = 10;
 // FLOPs^0.05 longer.
 inline constexpr double conv_q_alg_max = 0.95;
 
-// Least squares of log(efficiency) on the features of the rows `use` accepts (their kernel time: `kernel`);
-// nullopt with fewer rows than coefficients.
-template <class Use, class Kernel>
-[[nodiscard]] inline std::optional<mlp::ConvCoefs> fit_conv_coefs(const std::vector<Row>& rows, double fused, Use use, Kernel kernel) {
+// Least squares of log(efficiency) on the features of the convolutions `kernel` gives a kernel time for (ms; nullopt:
+// the row is not fitted); nullopt with fewer rows than coefficients.
+template <class Kernel>
+[[nodiscard]] inline std::optional<mlp::ConvCoefs> fit_conv_coefs(const std::vector<Row>& rows, double fused, Kernel kernel) {
   std::vector<mlp::ConvFeatures> x;
   std::vector<double> y;
   for (const auto& r : rows) {
-    if (!mlp::conv_like(r.q.op) || !use(r)) continue;
+    if (!mlp::conv_like(r.q.op)) continue;
+    const std::optional<double> k = kernel(r);
+    if (!k) continue;
     x.push_back(mlp::conv_features(r.q, *r.gpu, fused));
-    y.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / kernel(r)));
+    y.push_back(std::log(mlp::sustained_compute_ms(r.q, *r.gpu) / *k));
   }
   if (x.size() < mlp::conv_feature_count) return std::nullopt;
   constexpr auto n = static_cast<Eigen::Index>(mlp::conv_feature_count);
@@ -265,7 +267,7 @@ template <class Use, class Kernel>
     return c;
   };
   // Within a wave a larger batch adds FLOPs and fills tiles (q) but not the algorithm's waves, so its time goes
-  // as FLOPs^(1 - algorithm - q): the two terms together under 1, or a larger batch would run faster.
+  // as FLOPs^(1 - algorithm - q): the two terms together at most conv_q_alg_max, or a larger batch might run faster.
   const auto c = solve(false);
   return c[1] + c[4] > conv_q_alg_max ? solve(true) : c;
 }
@@ -277,21 +279,16 @@ template <class Use, class Kernel>
 // out, an error for the first (the shipped set was derived from every GPU) and the first set for the second.
 [[nodiscard]] inline mlp::ConvCoefSets conv_coefs(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
   const double fused = fused_winograd_share(rows, floors, leave_out);
-  const auto winograd = fit_conv_coefs(
-      rows, fused,
-      [&](const Row& r) {
-        if (r.gpu == leave_out || !r.call_timed) return false;
-        const double k = kernel_ms(r, floors);
-        return k > 0.03 && !on_floor(r, floors);
-      },
-      [&](const Row& r) { return kernel_ms(r, floors); });
+  const auto winograd = fit_conv_coefs(rows, fused, [&](const Row& r) -> std::optional<double> {
+    if (r.gpu == leave_out || !r.call_timed || on_floor(r, floors)) return std::nullopt;
+    const double k = kernel_ms(r, floors);
+    return k > 0.03 ? std::optional(k) : std::nullopt;
+  });
   if (!winograd && leave_out) throw make_error("", "conv_coefs", "no convolution rows to fit without " + leave_out->name);
-  const auto none = fit_conv_coefs(
-      rows, fused,
-      [&](const Row& r) {
-        return r.gpu != leave_out && !r.call_timed && !mlp::fp32_winograd(*r.gpu) && mlp::winograd_shape(r.q) && r.measured_ms > 0.03;
-      },
-      [](const Row& r) { return r.measured_ms; });
+  const auto none = fit_conv_coefs(rows, fused, [&](const Row& r) -> std::optional<double> {
+    const bool use = r.gpu != leave_out && !r.call_timed && !mlp::fp32_winograd(*r.gpu) && mlp::winograd_shape(r.q) && r.measured_ms > 0.03;
+    return use ? std::optional(r.measured_ms) : std::nullopt;
+  });
   const auto& shipped = mlp::conv_model.coefs;
   const mlp::ConvCoefs w = winograd ? *winograd : shipped.winograd;
   return {w, none ? *none : leave_out ? w : shipped.no_winograd, fused};
