@@ -159,7 +159,7 @@ void ops_part(const Args& a, const Catalog& cat) {
   for (const auto* g : opstudy::gpus_of(rows))
     if (std::any_of(rows.begin(), rows.end(), [g](const opstudy::Row& r) { return r.gpu == g && r.fft && !r.call_timed; }))
       std::printf(" (without the %s %.3f)", g->name.c_str(), opstudy::fft_efficiency(rows, g));
-  std::printf("; fused Winograd's share of its ideal rate %.3f (leaving each GPU out", opstudy::fused_winograd_share(rows, floors, nullptr));
+  std::printf("; fused Winograd's share of its ideal rate %.3f (leaving each GPU out", conv.fused_winograd);
   for (const auto* g : opstudy::gpus_of(rows))
     if (std::any_of(rows.begin(), rows.end(), [g](const opstudy::Row& r) { return r.gpu == g && r.fused_winograd; }))
       std::printf(" %s %.3f", g->name.c_str(), opstudy::fused_winograd_share(rows, floors, g));
