@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "habitat/device/catalog.hpp"
+#include "habitat/studies/unseen_gpu.hpp"
 
 using habitat::Catalog;
 
@@ -160,6 +161,54 @@ TEST_CASE("a power reference must name another GPU that holds its boost clock", 
   c.merge_json(R"({"devices": [{"name": "T4", "sustained_clock_mhz": 1000, "sustained_clock_source": "mine"}]})", "u.json");
   CHECK(c.at("T4").load_clock_mhz(habitat::Precision::fp32) == 1000);
   CHECK(c.at("T4").load_clock_source() == "mine");
+}
+
+TEST_CASE("a capped card's SGEMM loop clock from a capped card of its process family: the P4 and the T4 give each other's within 2%", "[catalog]") {
+  using habitat::Precision;
+  const Catalog c = Catalog::builtin();
+  const auto& p4 = c.at("P4");
+  const auto& t4 = c.at("T4");
+  REQUIRE(habitat::loop_clock_peers(t4, p4));
+  REQUIRE(habitat::loop_clock_peers(p4, t4));
+  // Each measured from NeuSight's public timings (730 and 770 MHz); each from the other's energy per lane-clock.
+  CHECK(habitat::loop_clock_from_peer(t4, p4) == Approx(t4.loop_clock_mhz).epsilon(0.02));
+  CHECK(habitat::loop_clock_from_peer(p4, t4) == Approx(p4.loop_clock_mhz).epsilon(0.02));
+  CHECK(habitat::loop_clock_from_peer(t4, p4) < t4.load_clock_mhz(Precision::fp32));
+  CHECK(!habitat::loop_clock_peers(t4, t4));
+  CHECK(!habitat::loop_clock_peers(c.at("L4"), t4));  // another process: no peer, its loop runs at its clock under load
+  CHECK(c.at("L4").loop_clock_mhz_at(Precision::fp32) == c.at("L4").load_clock_mhz(Precision::fp32));
+  // A user's capped card of the family gets one, named as derived; given its own, that wins; a peer-derived clock
+  // is no peer itself.
+  Catalog u = Catalog::builtin();
+  u.merge_json(R"({"devices": [{"name": "Mine", "compute_capability": "7.5", "sms": 20, "boost_clock_mhz": 1500, "bandwidth_gbps": 200,
+       "fp32_tflops": 3.84, "tdp_w": 35, "power_reference": "V100 PCIe 32GB", "process_family": "TSMC 16/12 nm"}]})", "u.json");
+  const auto& mine = u.at("Mine");
+  const double from_p4 = 35.0 / (20 * 64) / (75.0 / (20 * 128 * p4.loop_clock_mhz)), from_t4 = 35.0 / (20 * 64) / (70.0 / (40 * 64 * t4.loop_clock_mhz));
+  CHECK(mine.loop_clock_peer == "P4 and the T4");
+  CHECK(mine.loop_clock_mhz == Approx((from_p4 + from_t4) / 2));  // the median of two
+  CHECK(mine.loop_clock_source.find("estimate") != std::string::npos);
+  CHECK(!habitat::loop_clock_peers(t4, mine));  // a derived clock is no peer
+  // Re-derived after every merge: a peer's new power limit moves it; a null leaves it derived; a number of its own wins.
+  u.merge_json(R"({"devices": [{"name": "P4", "tdp_w": 150}]})", "u.json");
+  CHECK(u.at("Mine").loop_clock_mhz == Approx((from_p4 / 2 + from_t4) / 2));
+  u.merge_json(R"({"devices": [{"name": "Mine", "loop_clock_mhz": null}]})", "u.json");
+  CHECK(u.at("Mine").loop_clock_peer == "P4 and the T4");
+  u.merge_json(R"({"devices": [{"name": "Mine", "loop_clock_mhz": 900, "loop_clock_source": "mine"}]})", "u.json");
+  CHECK(u.at("Mine").loop_clock_mhz == 900);
+  CHECK(u.at("Mine").loop_clock_peer.empty());
+  // Left out of a study, the T4 loses its own (derived from its own public timings) and gets the P4's law; the P4 the
+  // T4's (782 MHz), above its clock under load, which a GEMM timed alone keeps; the H100 its measured tensor loop.
+  const auto& h100 = c.at("H100 SXM");
+  const std::vector<const habitat::Device*> measured{&p4, &t4, &c.at("V100 PCIe 32GB"), &h100};
+  const auto left_out = habitat::study::unseen(t4, measured);
+  CHECK(left_out.loop_clock_peer == "P4");
+  CHECK(left_out.loop_clock_mhz == Approx(habitat::loop_clock_from_peer(t4, p4)));
+  CHECK(!left_out.bandwidth_measured_here());
+  const auto p4_out = habitat::study::unseen(p4, measured);
+  CHECK(p4_out.loop_clock_mhz == Approx(782).epsilon(0.005));
+  CHECK(p4_out.loop_clock_mhz_at(Precision::fp32) == p4.load_clock_mhz(Precision::fp32));
+  REQUIRE(h100.tensor_loop_clock_mhz > 0);
+  CHECK(habitat::study::unseen(h100, measured).tensor_loop_clock_mhz == 0);
 }
 
 TEST_CASE("old-style peak figures in user files become per-SM rates", "[catalog]") {

@@ -592,7 +592,7 @@ TEST_CASE("physics op model in BF16: the H200's memory-bound operators from cons
   std::map<Key, double> fp32_ms;
   for (const auto& r : rows)
     if (r.gpu == &h200) fp32_ms[{r.op, r.q.dims}] = r.measured_ms;
-  const habitat::Device unseen = habitat::opstudy::unseen(h200, habitat::opstudy::gpus_of(rows));
+  const habitat::Device unseen = habitat::study::unseen(h200, habitat::opstudy::gpus_of(rows));
   struct Acc {
     int n = 0;
     double model = 0, signed_model = 0, same = 0, bytes = 0;

@@ -66,7 +66,8 @@ void write_params(const std::string& path, std::size_t rows, const gemm::Fit& al
 }
 
 // Every row with the GPU's catalog physics, the model fitted on every GPU and each fit leaving a GPU out
-// (column wo<i>: without the i-th GPU of the header's list), for studies of what the model misses.
+// (column wo<i>: without the i-th GPU of the header's list; the GPU's own column on it as study::unseen gives it),
+// for studies of what the model misses.
 void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, const gemm::Fit& all, const gemm::LeaveOutFits& fits) {
   std::ofstream out(path);
   if (!out) throw make_error(path, "", "cannot write");
@@ -75,6 +76,8 @@ void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, cons
          "bandwidth_gbps,l2_mib,smem_kib,cc_major,cc_minor,tdp_w,call_us,shipped_us,shipped_waves";
   for (std::size_t i = 0; i < gpus.size(); ++i) out << ",wo" << i;
   out << "\n";
+  std::map<const Device*, Device> unseen;  // each GPU as its own leave-out fit knows it
+  for (const Device* g : gpus) unseen.emplace(g, study::unseen(*g, gpus));
   for (const auto& r : rows) {
     const Device& g = *r.gpu;
     const auto e = gemm::estimate(r.shape, g, all.params);
@@ -85,7 +88,7 @@ void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, cons
         << g.load_clock_mhz(r.shape.precision) << "," << g.loop_clock_mhz_at(r.shape.precision) << "," << g.boost_clock_mhz << ","
         << g.sustained_bandwidth_gbps() << "," << g.l2_mib << "," << g.limits.shared_mem_per_sm / 1024 << "," << g.cc_major << "," << g.cc_minor << ","
         << g.tdp_w << "," << all.call_us(r) << "," << shipped.us + (r.call_timed() ? gemm::timed_call_us(r.shape) : 0) << "," << shipped.waves;
-    for (const Device* o : gpus) out << "," << gemm::predict_us(r, fits.at(o));
+    for (const Device* o : gpus) out << "," << (o == r.gpu ? gemm::predict_on(r, unseen.at(o), fits.at(o)) : gemm::predict_us(r, fits.at(o)));
     out << "\n";
   }
 }
@@ -124,7 +127,7 @@ void dump_op_rows(const std::string& path, const std::vector<opstudy::Row>& rows
   if (!out) throw make_error(path, "", "cannot write");
   const auto gpus = opstudy::gpus_of(rows);
   std::map<const Device*, Device> unseen;  // each GPU as the model knows it left out, made once
-  for (const Device* g : gpus) unseen.emplace(g, opstudy::unseen(*g, gpus));
+  for (const Device* g : gpus) unseen.emplace(g, study::unseen(*g, gpus));
   std::map<std::pair<std::string, std::string>, const opstudy::ErrorRow*> by;
   for (const auto& e : errors) by[{e.gpu, e.op}] = &e;
   out << "gpu,op,seq,d0,d1,d2,d3,d4,d5,d6,call_timed,measured_ms,kernel_ms,model_ms\n";

@@ -445,7 +445,10 @@ inline boost::json::object device_json(const Device& d) {
                    {"sustained_clock_mhz", d.load_clock_mhz(Precision::fp32)},
                    {"sustained_clock_source", d.load_clock_source()},
                    {"loop_clock_mhz", d.loop_clock_mhz_at(Precision::fp32)},
-                   {"loop_clock_source", d.loop_clock_source},
+                   // The loop clock is never above the clock under load: where that one holds, so does its source.
+                   {"loop_clock_source", d.loop_clock_mhz > 0 && d.loop_clock_mhz < d.load_clock_mhz(Precision::fp32) ? d.loop_clock_source
+                                                                                                                  : d.load_clock_source()},
+                   {"process_family", d.process_family},
                    {"tensor_loop_clock_mhz", d.tensor_loop_clock() > 0 ? boost::json::value(d.loop_clock_mhz_at(Precision::fp16)) : boost::json::value(nullptr)},
                    {"tensor_loop_clock_source", d.tensor_loop_clock() > 0 ? d.tensor_loop_clock_source_used() : std::string()},
                    {"fp32_lanes_per_sm", d.fp32_lanes_per_sm},

@@ -15,7 +15,7 @@ namespace habitat::detail {
 }
 [[nodiscard]] inline double median(std::vector<double> v, double fallback) { return quantile(std::move(v), 0.5, fallback); }
 // The median of a few values, the middle two averaged where the count is even (two runs: their mean): repeats of a
-// measurement, or one figure per GPU or host (opstudy::floor_without, opstudy::unseen), where the nearest rank
+// measurement, or one figure per GPU or host (opstudy::floor_without, study::unseen), where the nearest rank
 // would take the upper of the middle two.
 [[nodiscard]] inline double median_of_runs(std::vector<double> v, double fallback) {
   if (v.empty()) return fallback;

@@ -181,6 +181,7 @@ class Catalog {
       }
       d.power_clock_mhz = 0;
       d.power_clock_source.clear();
+      if (!d.loop_clock_peer.empty()) d.loop_clock_mhz = 0, d.loop_clock_source.clear(), d.loop_clock_peer.clear();
       if (d.power_reference.empty()) continue;
       const Device* ref = find(d.power_reference);
       if (!ref || ref == &d || !ref->power_reference.empty())
@@ -192,6 +193,11 @@ class Catalog {
       d.power_clock_source = "derived from the board's power limit (" + detail::number_text(d.tdp_w) + " W) and the power per FP32 lane-clock of the " +
                              ref->name + " at its boost clock and TDP, power ~ clock^2; an estimate, not a measurement";
     }
+    // An SGEMM loop's clock for a capped card without one, from the capped cards of its process family measured so.
+    std::vector<const Device*> all;
+    for (const auto& d : devices_) all.push_back(&d);
+    for (auto& d : devices_)
+      if (!(d.loop_clock_mhz > 0)) derive_loop_clock_from_peers(d, all);
   }
 
   // Whole numbers that the occupancy calculator takes as int or size_t: bounded so none overflows there.
@@ -309,8 +315,10 @@ class Catalog {
     if (auto v = opt_string(o, "tensor_step_clock_source", at)) d.tensor_step_clock_source = *v;
     if (auto v = opt_string(o, "sustained_clock_source", at)) d.sustained_clock_source = *v;
     if (auto v = opt_string(o, "power_reference", at)) d.power_reference = *v;
-    num("loop_clock_mhz", d.loop_clock_mhz, detail::plausible::clock_or_default_mhz);
+    if (auto v = detail::opt_number_in(o, "loop_clock_mhz", at, detail::plausible::clock_or_default_mhz))
+      d.loop_clock_mhz = *v, d.loop_clock_peer.clear();  // given, not derived
     if (auto v = opt_string(o, "loop_clock_source", at)) d.loop_clock_source = *v;
+    if (auto v = opt_string(o, "process_family", at)) d.process_family = *v;
     num("tensor_loop_clock_mhz", d.tensor_loop_clock_mhz, detail::plausible::clock_or_default_mhz);
     if (auto v = opt_string(o, "tensor_loop_clock_source", at)) d.tensor_loop_clock_source = *v;
     num("fp32_lanes_per_sm", d.fp32_lanes_per_sm, detail::plausible::fp32_lanes);

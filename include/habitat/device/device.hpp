@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "habitat/detail/number_text.hpp"
+#include "habitat/detail/quantile.hpp"
+
 namespace habitat {
 
 enum class Precision { fp32, tf32, fp16, bf16 };
@@ -103,6 +106,10 @@ struct Device {
   // NeuSight's), where it is below the clock under a model step's load: the hottest work there is.
   double loop_clock_mhz = 0;
   std::string loop_clock_source;
+  std::string loop_clock_peer;  // where the catalog derived loop_clock_mhz from another card's (loop_clock_from_peer): its name
+  // Foundry process family ("TSMC 16/12 nm"), where known: power-capped cards of one family share an SGEMM loop's energy
+  // per FP32 lane-clock (loop_clock_from_peer).
+  std::string process_family;
   // The same for a tensor-core GEMM loop, where measured: the densest work there is, held at the board's power limit
   // below the clock tensor peaks are quoted at (an H100 SXM's BF16 and TF32 8192^3 loops at 1365-1395 MHz).
   double tensor_loop_clock_mhz = 0;
@@ -120,7 +127,7 @@ struct Device {
   [[nodiscard]] bool hbm() const { return memory.rfind("HBM", 0) == 0; }
   // The memory's generation: its technology without the speed-grade suffix that follows the generation's digit
   // (HBM2e -> HBM2, HBM3E -> HBM3, GDDR6X -> GDDR6; "" where unknown). Taken to sustain a similar share of its spec
-  // (the leave-one-GPU-out study's estimate for a GPU it never measured: studies/op_study.hpp).
+  // (the leave-one-GPU-out studies' estimate for a GPU they never measured: studies/unseen_gpu.hpp).
   [[nodiscard]] std::string memory_generation() const {
     std::string m = memory;
     auto suffix = [](char c) { return c == 'e' || c == 'E' || c == 'x' || c == 'X'; };
@@ -211,8 +218,8 @@ struct Device {
   [[nodiscard]] const std::string& load_clock_source() const {
     return sustained_clock_mhz > 0 ? sustained_clock_source : power_clock_source;
   }
-  // A tensor-core GEMM loop's clock: measured, else derived from the power limit, never above a measured SGEMM loop's
-  // (the denser work); 0 where neither applies. And where it comes from.
+  // A tensor-core GEMM loop's clock: measured, else derived from the power limit, never above the SGEMM loop's (measured,
+  // or derived from a peer: the denser work); 0 where neither applies. And where it comes from.
   [[nodiscard]] double tensor_loop_clock() const {
     if (tensor_loop_clock_mhz > 0) return tensor_loop_clock_mhz;
     return tensor_power_clock_mhz > 0 && loop_clock_mhz > 0 ? std::min(tensor_power_clock_mhz, loop_clock_mhz) : tensor_power_clock_mhz;
@@ -260,6 +267,38 @@ inline constexpr double power_clock_exponent = 2;
   if (!(card.tdp_w > 0 && ref.tdp_w > 0 && ref_lanes_clock > 0)) return card.boost_clock_mhz;
   const double demand_w = ref.tdp_w * lanes_clock / ref_lanes_clock;
   return card.boost_clock_mhz * std::min(1.0, std::pow(card.tdp_w / demand_w, 1 / power_clock_exponent));
+}
+
+// The clock of one large SGEMM timed alone, call after call, on a power-capped card that has none measured, from a capped
+// card of its process family that has: held at its power limit far below boost, the voltage sits at its floor and power
+// goes as the clock (power_clock_exponent's lower end), so both draw the same energy per FP32 lane-clock and the clock
+// is the TDP over lanes x that energy. The P4 (16FF+, 75 W) and the T4 (12FFN, a 16FF+ derivative, 70 W), whose loop
+// clocks come from NeuSight's public timings, give each other 782 against 770 MHz and 719 against 730.
+[[nodiscard]] inline bool loop_clock_peers(const Device& card, const Device& peer) {
+  return card.name != peer.name && !card.power_reference.empty() && !peer.power_reference.empty() && !card.process_family.empty() &&
+         card.process_family == peer.process_family && peer.loop_clock_mhz > 0 && peer.loop_clock_peer.empty() && card.tdp_w > 0 &&
+         peer.tdp_w > 0 && card.fp32_lanes_per_sm * card.sms > 0 && peer.fp32_lanes_per_sm * peer.sms > 0;
+}
+[[nodiscard]] inline double loop_clock_from_peer(const Device& card, const Device& peer) {
+  const double joules_per_lane_clock = peer.tdp_w / (peer.fp32_lanes_per_sm * peer.sms * peer.loop_clock_mhz);
+  return std::min(card.boost_clock_mhz, card.tdp_w / (card.fp32_lanes_per_sm * card.sms * joules_per_lane_clock));
+}
+// Sets the card's loop clock from its peers among `gpus` (the median of what each gives), naming them; false where none.
+inline bool derive_loop_clock_from_peers(Device& card, const std::vector<const Device*>& gpus) {
+  std::vector<double> clocks;
+  std::string names;
+  for (const Device* o : gpus) {
+    const Device& peer = *o;
+    if (!loop_clock_peers(card, peer)) continue;
+    clocks.push_back(loop_clock_from_peer(card, peer));
+    names += (names.empty() ? "" : " and the ") + peer.name;
+  }
+  if (clocks.empty()) return false;
+  card.loop_clock_mhz = detail::median_of_runs(std::move(clocks), 0);
+  card.loop_clock_peer = names;
+  card.loop_clock_source = "derived from the board's power limit (" + detail::number_text(card.tdp_w) + " W) and the energy per FP32 lane-clock of the " +
+                           names + "'s SGEMM loop (" + card.process_family + ", power ~ clock at the voltage floor); an estimate, not a measurement";
+  return true;
 }
 
 // The clock of a dense tensor-core GEMM loop (torch.mm back to back, per-operation sweeps), the most power a board

@@ -66,10 +66,12 @@ template <MlpBackend B>
       // The architecture's residual where it serves the GPU and covers the shape (gemm_per_op.hpp); `label()` says which.
       const auto d_call = gemm::per_op_time_us(s, *dest, gemm::timed_call_us(s));
       // A tensor-core GEMM timed on its own runs at the clock its board's power limit allows: where unmeasured, its
-      // power twin's measured clock or the law's.
+      // power twin's measured clock or the law's; an SGEMM on a capped card at the clock a peer's loop gives.
       const auto clock_note = [&s](const Device& g) {
-        if (!g.tensor_loop_clock_from_power(s.precision)) return std::string();
         const std::string mhz = std::to_string(std::lround(g.loop_clock_mhz_at(s.precision))) + " MHz";
+        if (!g.on_tensor_cores(s.precision) && !g.loop_clock_peer.empty() && g.loop_clock_mhz_at(s.precision) == g.loop_clock_mhz)
+          return "; " + g.name + "'s clock in an SGEMM loop derived from the " + g.loop_clock_peer + "'s (" + mhz + ", an estimate)";
+        if (!g.tensor_loop_clock_from_power(s.precision)) return std::string();
         return "; " + g.name + "'s tensor clock in a GEMM loop " +
                (g.tensor_power_twin.empty() ? "derived from its power limit (" + mhz + ", an estimate)"
                                             : "as measured on the " + g.tensor_power_twin + ", whose SMs, clocks, memory and power limit it shares (" + mhz + ")");

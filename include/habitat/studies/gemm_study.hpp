@@ -20,6 +20,7 @@
 #include "habitat/device/catalog.hpp"
 #include "habitat/predict/gemm_tile.hpp"
 #include "habitat/studies/study_data.hpp"
+#include "habitat/studies/unseen_gpu.hpp"
 
 namespace habitat::gemm {
 
@@ -39,10 +40,12 @@ struct Fit {
   [[nodiscard]] double call_us(const Row& r) const { return r.call_timed() ? per_operation(r.shape, call, bmm_call) : 0; }
 };
 
-// A timed call: the kernel plus the call's overhead.
-[[nodiscard]] inline double predict_us(const Row& r, const Fit& f, double kappa = 1) {
-  return estimate(r.shape, *r.gpu, f.params, kappa).us + f.call_us(r);
+// A timed call on g: the kernel plus the call's overhead.
+[[nodiscard]] inline double predict_on(const Row& r, const Device& g, const Fit& f, double kappa = 1) {
+  return estimate(r.shape, g, f.params, kappa).us + f.call_us(r);
 }
+// On the GPU it was measured on.
+[[nodiscard]] inline double predict_us(const Row& r, const Fit& f, double kappa = 1) { return predict_on(r, *r.gpu, f, kappa); }
 
 // Library efficiency of each GPU and layout: how much faster (>1) or slower its vendor library runs large
 // GEMMs than the shared constants say, the median over configurations of at least 1 GFLOP.
@@ -246,6 +249,7 @@ struct BaselineErrors {
   for (const Device* g : gpus) {
     const Fit& f = fits.at(g);
     const Calibrations cal = calibrate(rows, f);  // the left-out GPU's own entry is never used below
+    const Device u = study::unseen(*g, gpus);     // and nothing the catalog derived from its timings
     const Device* origin = origin_of(*g, cat);
     for (const char* op : {"linear", "bmm"}) {
       ErrorRow e{g->name, op};
@@ -254,7 +258,7 @@ struct BaselineErrors {
       for (const auto& r : rows) {
         if (r.gpu != g || r.op != op) continue;
         ++e.n;
-        e.model += std::abs(predict_us(r, f) / r.measured_us - 1);
+        e.model += std::abs(predict_on(r, u, f) / r.measured_us - 1);
         e.calibrated += std::abs(predict_us(r, full, kappa_of(full_cal, g, r.shape.transposed_b)) / r.measured_us - 1);
         const Row* found = origin ? index.find(r, origin) : nullptr;
         if (!found) continue;
@@ -263,7 +267,7 @@ struct BaselineErrors {
         const double o_kernel = o.measured_us - f.call_us(o);  // the origin's kernel time
         const double over = f.call_us(r);
         // Kernel times; the origin's library efficiency is known (it is in training), the left-out GPU's is not.
-        const double ratio = estimate(r.shape, *g, f.params).us /
+        const double ratio = estimate(r.shape, u, f.params).us /
                              estimate(o.shape, *origin, f.params, kappa_of(cal, origin, o.shape.transposed_b)).us;
         e.ratio += std::abs((std::max(o_kernel, 0.1) * ratio + over) / r.measured_us - 1);
         const auto b = baseline_errors(o_kernel, over, *origin, *g, r.measured_us);

@@ -20,6 +20,7 @@
 #include "habitat/device/catalog.hpp"
 #include "habitat/mlp/op_physics.hpp"
 #include "habitat/studies/study_data.hpp"
+#include "habitat/studies/unseen_gpu.hpp"
 
 namespace habitat::opstudy {
 
@@ -429,26 +430,6 @@ template <class Keep>
   return line ? mlp::RowLatency{line->intercept, line->slope} : shipped;
 }
 
-// A left-out GPU as the model may know it: its sustained bandwidth not measured but estimated as its spec
-// times the median share the other measured GPUs of its memory generation sustain (HBM3 and HBM3e alike),
-// else of its technology (HBM or GDDR); of two, their mean, as for the floors (floor_without). Catalog estimates
-// are not evidence: they copy another GPU's share.
-[[nodiscard]] inline Device unseen(const Device& g, const std::vector<const Device*>& gpus) {
-  auto shares_where = [&](auto&& same) {
-    std::vector<double> v;
-    for (const Device* o : gpus)
-      if (o != &g && same(*o) && o->bandwidth_measured_here()) v.push_back(*o->bandwidth_measured_gbps / o->bandwidth_spec_gbps);
-    return v;
-  };
-  const auto generation = g.memory_generation();
-  auto shares = generation.empty() ? std::vector<double>{} : shares_where([&](const Device& o) { return o.memory_generation() == generation; });
-  if (shares.empty()) shares = shares_where([&](const Device& o) { return o.hbm() == g.hbm(); });
-  Device d = g;
-  d.bandwidth_measured_gbps.reset();
-  if (!shares.empty()) d.bandwidth_measured_gbps = g.bandwidth_spec_gbps * detail::median_of_runs(std::move(shares), 0);
-  return d;
-}
-
 struct ErrorRow {
   std::string gpu, op;
   std::size_t n = 0, paired = 0;
@@ -499,7 +480,7 @@ struct ErrorRow {
   std::vector<ErrorRow> out;
   for (const Device* g : gpus) {
     const Device* origin = g->name == "H100 SXM" ? cat.find("A100 PCIe 40GB") : cat.find("H100 SXM");
-    const Device est = unseen(*g, gpus);
+    const Device est = study::unseen(*g, gpus);
     // The constants that do not depend on the op family, derived without g once.
     const auto l2 = l2_reuse(rows, g);
     auto issue = mlp::issue_costs;
