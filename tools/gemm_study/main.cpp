@@ -156,8 +156,10 @@ void ops_part(const Args& a, const Catalog& cat) {
   std::printf("; conv efficiency coefs (intercept, log q, log K/(K+%.0f), log(1+waves), log(compute/algorithm), log(N/128) under Winograd): with FP32 Winograd", mlp::conv_model.k_half);
   const auto conv = opstudy::conv_coefs(rows, floors, nullptr);
   for (double c : conv.winograd) std::printf(" %.3f", c);
-  std::printf(", without");
-  for (double c : conv.no_winograd) std::printf(" %.3f", c);
+  std::printf("; without it, cuDNN 9's implicit GEMM at %.3f of the tile model's rate on its tiles", conv.cudnn9_implicit_share);
+  for (const auto* g : opstudy::gpus_of(rows))
+    if (std::any_of(rows.begin(), rows.end(), [g](const opstudy::Row& r) { return r.gpu == g && !r.call_timed && mlp::cudnn9_implicit(r.q, *g); }))
+      std::printf(" (without the %s %.3f)", g->name.c_str(), opstudy::cudnn9_implicit_share(rows, g));
   std::printf("; FFT convolution's share of its ideal rate %.3f", opstudy::fft_efficiency(rows, nullptr));
   for (const auto* g : opstudy::gpus_of(rows))
     if (std::any_of(rows.begin(), rows.end(), [g](const opstudy::Row& r) { return r.gpu == g && r.fft && !r.call_timed; }))

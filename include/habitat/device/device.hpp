@@ -283,22 +283,20 @@ inline constexpr double power_clock_exponent = 2;
   const double joules_per_lane_clock = peer.tdp_w / (peer.fp32_lanes_per_sm * peer.sms * peer.loop_clock_mhz);
   return std::min(card.boost_clock_mhz, card.tdp_w / (card.fp32_lanes_per_sm * card.sms * joules_per_lane_clock));
 }
-// Sets the card's loop clock from its peers among `gpus` (the median of what each gives), naming them; false where none.
-inline bool derive_loop_clock_from_peers(Device& card, const std::vector<const Device*>& gpus) {
+// Sets the card's loop clock from its peers among `gpus` (the median of what each gives), naming them; unchanged where none.
+inline void derive_loop_clock_from_peers(Device& card, const std::vector<const Device*>& gpus) {
   std::vector<double> clocks;
   std::string names;
-  for (const Device* o : gpus) {
-    const Device& peer = *o;
-    if (!loop_clock_peers(card, peer)) continue;
-    clocks.push_back(loop_clock_from_peer(card, peer));
-    names += (names.empty() ? "" : " and the ") + peer.name;
+  for (const Device* peer : gpus) {
+    if (!loop_clock_peers(card, *peer)) continue;
+    clocks.push_back(loop_clock_from_peer(card, *peer));
+    names += (names.empty() ? "" : " and the ") + peer->name;
   }
-  if (clocks.empty()) return false;
+  if (clocks.empty()) return;
   card.loop_clock_mhz = detail::median_of_runs(std::move(clocks), 0);
   card.loop_clock_peer = names;
   card.loop_clock_source = "derived from the board's power limit (" + detail::number_text(card.tdp_w) + " W) and the energy per FP32 lane-clock of the " +
                            names + "'s SGEMM loop (" + card.process_family + ", power ~ clock at the voltage floor); an estimate, not a measurement";
-  return true;
 }
 
 // The clock of a dense tensor-core GEMM loop (torch.mm back to back, per-operation sweeps), the most power a board

@@ -138,7 +138,7 @@ inline constexpr std::array<CallFloor, 13> call_floors{{{"add", 0.0262, 0.5},
     case OpKind::lstm:
     case OpKind::sdpa: return op_physics_shares.gemm;
     case OpKind::conv2d:
-    case OpKind::conv_transpose2d: return 1.0;  // not used: physics_kernel_ms times them by conv_efficiency
+    case OpKind::conv_transpose2d: return 1.0;  // not used: physics_kernel_ms times them by conv_work_ms
     case OpKind::batch_norm:
     case OpKind::layer_norm: return op_physics_shares.norm;
     case OpKind::softmax: return op_physics_shares.softmax;
@@ -243,6 +243,13 @@ inline constexpr double fft_conv_efficiency = 0.736;
   return roofline_bound(bound_flops(q, g, flops), bytes, fastest_datapath(op_precision(q), g), g).bound_us() / 1e3;
 }
 
+// The op's pass in forward passes of work (a convolution's backward, its data and weight gradients: 2, as
+// ops::op_work counts it); 1 where the forward pass has no FLOPs.
+[[nodiscard]] inline double forward_passes(const OpQuery& q) {
+  const double forward = ops::op_work(q.op, q.dims, q.dtype, ops::Pass::forward).flops;
+  return forward > 0 ? ops::op_work(q.op, q.dims, q.dtype, q.pass).flops / forward : 1.0;
+}
+
 // Its time on g at the ideal rate (us; infinity where it does not apply): the frequencies' cgemms through the GEMM
 // tile model as the real GEMM of the same FLOPs and operand bytes (batch x input channels of complex numbers as
 // 2 x batch rows of real ones, the filters' input x output channels as input x 2 x output: 4 real multiply-adds
@@ -260,9 +267,7 @@ inline constexpr double fft_conv_efficiency = 0.736;
   const double bytes = real * (b * ci * in * in + co * ci * ks * ks + b * co * side * side) + complex * bins * (b * ci + co * ci + b * co);
   gemm::Shape cgemm{bins, 2 * b, 2 * co, ci, false, false};
   cgemm.blas = false;
-  const double forward = ops::op_work(q.op, q.dims, q.dtype, ops::Pass::forward).flops;
-  const double passes = forward > 0 ? ops::op_work(q.op, q.dims, q.dtype, q.pass).flops / forward : 1.0;
-  return passes * (gemm::estimate(cgemm, g, gemm::fitted).us + bytes / (g.sustained_bandwidth_gbps() * 1e3));
+  return forward_passes(q) * (gemm::estimate(cgemm, g, gemm::fitted).us + bytes / (g.sustained_bandwidth_gbps() * 1e3));
 }
 
 // Its time on g as cuDNN's kernels run it (us): the ideal at their share of its rate.
@@ -335,38 +340,60 @@ inline constexpr double fused_winograd_efficiency = 0.379;
 //                       convolutions with few output channels up to 1.5x too slow and those with many 1.2-1.3x
 //                       too fast (cuDNN's pick among its Winograd and GEMM kernels moves with them; the tile
 //                       model's Winograd time does not follow); Hopper's rows, without Winograd, showed no trend;
-// Every fitted row is an FP32 3x3 stride-1 convolution: other kernels, strides and precisions take the first set's
-// terms as fitted on every GPU, an extrapolation (the Winograd term 0 there, as at N = 128 on an older GPU).
+// Every fitted row is an FP32 3x3 stride-1 convolution: other kernels, strides and precisions take the terms as
+// fitted on the five public GPUs, an extrapolation (the Winograd term 0 there, as at N = 128 on an older GPU), on
+// Hopper too (cudnn9_implicit covers its FP32 3x3 stride-1 convolutions only).
 // It replaced an operand-traffic term log(1 + 8 mem/compute), whose sign turned unphysical beside it (the
 // algorithm's time carries the traffic), at the same accuracy. Tried and left out (README gives the
 // numbers): q as the last wave's fill alone (not the empty edge tiles) and fractional waves, with which a
 // larger batch could run faster (a quantization step rewarded more than the work it adds); a spatial halo
 // term log Ho/(Ho + kernel - 1) and log Ho (under a point of gain, the halo term with the unphysical sign);
 // the algorithm's time alone as the model (P4 76%, T4 42% leaving each out).
-// Coefficients, one set per library (ConvCoefSets): least squares on log(efficiency) of NeuSight's public FP32
-// convolution timings on P4, P100, T4, V100 and A100 80GB for the library with FP32 Winograd (sitar-lab/NeuSight,
-// MIT; kernel time: the timed call less its lead on a floor that grows along each file, the measuring host's;
-// calls on that floor left out), and of habitat's H100/H200 kernel times (CUPTI sums, cudnn.benchmark, cuDNN 9)
-// for the library without; the q and algorithm terms tied to sum to at most opstudy::conv_q_alg_max. Derived
-// once, the rows are not shipped. `habitat-gemm-study --part ops` re-derives them and validates them leaving
-// one GPU out (opstudy::conv_coefs, README). Pooled into one least squares, the Hopper rows raised the public
-// GPUs' leave-one-out error.
+// Coefficients: least squares on log(efficiency) of NeuSight's public FP32 convolution timings on P4, P100, T4,
+// V100 and A100 80GB, the library with FP32 Winograd (sitar-lab/NeuSight, MIT; kernel time: the timed call less its
+// lead on a floor that grows along each file, the measuring host's; calls on that floor left out); the q and
+// algorithm terms tied to sum to at most opstudy::conv_q_alg_max. Derived once, the rows are not shipped.
+// `habitat-gemm-study --part ops` re-derives them and validates them leaving one GPU out (opstudy::conv_coefs,
+// README). Pooled into one least squares, habitat's Hopper rows raised the public GPUs' leave-one-out error; the
+// library without FP32 Winograd has a model of its own (cudnn9_implicit_us).
 inline constexpr std::size_t conv_feature_count = 6;
 using ConvCoefs = std::array<double, conv_feature_count>;
 using ConvFeatures = std::array<double, conv_feature_count>;
 
-// One set of coefficients per library: with FP32 Winograd (cuDNN 8 on Pascal to Ampere, NeuSight's public timings)
-// and without (fp32_winograd: Hopper's cuDNN 9, habitat's H100/H200 kernel sums; the Winograd term 0 there). One
-// set over both, the second library a constant factor, left Hopper's convolutions 18.8% / 19.4% off leaving each
-// out, and with the fused Winograd kernels above moving the shared terms, 22.9% / 23.5% (README). The second set
-// was fitted on FP32 3x3 stride-1 convolutions only (winograd_shape): others keep the first, as they kept the
-// shared terms before.
+// cuDNN 9's FP32 implicit-GEMM convolutions on Hopper (sm80_xmma_fprop_implicit_gemm_f32f32_..._ffma, the library
+// without FP32 Winograd: fp32_winograd) come in three tiles of output pixels by output channels, 256x64, 128x32 and
+// 32x32 (all 8,283 such xmma kernels in habitat's H100/H200 sums, data/opdata/*_neusight/kernels.tsv), and
+// cudnn.benchmark keeps the fastest it times. So the model times the implicit GEMM as the GEMM tile model does a
+// library's GEMM, the fastest of those three tiles (it names cuDNN's tile for 82-83% of the convolutions), at one
+// share of the tile model's rate (cudnn9_implicit_share). Against the log-linear efficiency it replaced (five
+// coefficients fitted on the same rows, with a 128x128 tile's waves and fill), Hopper's convolutions leaving each GPU
+// out went from 14.6% / 15.2% to the figures in README ("Convolutions on Hopper: cuDNN 9's tiles").
+inline constexpr std::array<gemm::Tile, 3> cudnn9_implicit_tiles{{{256, 64}, {128, 32}, {32, 32}}};
+
+// Whether the convolution is one cuDNN 9 runs on those kernels on g: a library without FP32 Winograd, and the
+// shape the share was derived on (FP32 3x3 stride 1, winograd_shape); others keep the log-linear efficiency.
+[[nodiscard]] inline bool cudnn9_implicit(const OpQuery& q, const Device& g) { return !fp32_winograd(g) && winograd_shape(q); }
+
+// The tile model's time of the convolution's implicit GEMM on cuDNN 9's tiles (us). A backward pass takes as many
+// forward passes' time as its FLOPs (forward_passes), an extrapolation: the tiles and the share are the forward
+// (fprop) kernels'.
+[[nodiscard]] inline double cudnn9_implicit_us(const OpQuery& q, const Device& g) {
+  const auto ig = implicit_gemm(q);
+  gemm::Shape s{1, ig.m, ig.n, ig.k, true, false};
+  s.blas = false;
+  s.tiles = cudnn9_implicit_tiles;
+  s.split_k = false;  // one kernel per call in every such row
+  return forward_passes(q) * gemm::estimate(s, g, gemm::fitted).us;
+}
+
+// The log-linear efficiency's coefficients (the library with FP32 Winograd: cuDNN 8 on Pascal to Ampere, NeuSight's
+// public timings; convolutions of other shapes on Hopper too), the fused Winograd kernels' share, and cuDNN 9's
+// implicit GEMM share on Hopper. One log-linear set over both libraries, the second a constant factor, had left
+// Hopper's convolutions 18.8% / 19.4% off leaving each out, and a set of its own 14.6% / 15.2% (README).
 struct ConvCoefSets {
-  ConvCoefs winograd, no_winograd;
+  ConvCoefs winograd;
   double fused_winograd;  // the fused Winograd kernels' share in the algorithm's time (conv_algorithm_us)
-  [[nodiscard]] const ConvCoefs& of(const OpQuery& q, const Device& g) const {
-    return !fp32_winograd(g) && winograd_shape(q) ? no_winograd : winograd;
-  }
+  double cudnn9_implicit_share;  // cuDNN 9's implicit GEMM kernels' share of the tile model's rate (cudnn9_implicit_us)
 };
 
 struct ConvModel {
@@ -377,7 +404,7 @@ struct ConvModel {
   // And the output channels of the Winograd term to the public rows' range.
   double winograd_n_min = 3, winograd_n_max = 2048;
   // intercept, q, depth, waves, algorithm, Winograd's N
-  ConvCoefSets coefs{{0.109, 0.548, 0.770, 0.146, 0.402, -0.140}, {-0.331, 0.434, 0.417, 0.088, 0.395, 0}, fused_winograd_efficiency};
+  ConvCoefSets coefs{{0.109, 0.548, 0.770, 0.146, 0.402, -0.140}, fused_winograd_efficiency, 0.892};
 };
 inline constexpr ConvModel conv_model{};
 
@@ -400,10 +427,10 @@ inline constexpr ConvModel conv_model{};
 }
 
 [[nodiscard]] inline double conv_efficiency(const OpQuery& q, const Device& g, const ConvCoefSets& sets = conv_model.coefs) {
+  if (cudnn9_implicit(q, g)) return sets.cudnn9_implicit_share * sustained_compute_ms(q, g) * 1e3 / cudnn9_implicit_us(q, g);
   const auto f = conv_features(q, g, sets.fused_winograd);
-  const auto& coefs = sets.of(q, g);
   double s = 0;
-  for (std::size_t i = 0; i < f.size(); ++i) s += coefs[i] * f[i];
+  for (std::size_t i = 0; i < f.size(); ++i) s += sets.winograd[i] * f[i];
   return std::exp(s);
 }
 
@@ -530,18 +557,22 @@ inline constexpr std::array<IssueCost, 9> issue_costs{{{"pow", 75, 0.00192},
 }
 
 // A convolution's time on g without the kernels' fixed part (ms): what its efficiency leaves of the sustained
-// rate, or FFT convolution's time where that is shorter: cuDNN's benchmark keeps the faster algorithm it times.
-// On the H100 and the H200 (data/opdata/*_neusight, CUPTI kernel sums) the rows cuDNN ran as FFT, 29-32% too slow
-// with the efficiency alone, come to 14.6% / 15.0%, and every Hopper convolution from 22.2% / 23.3% to 18.8% / 19.4%
-// (README). The FFT's time with its traffic counted twice (the tile model's operand bytes and the transforms' again)
-// and no efficiency did as well (18.5% / 19.2%), by that double count; the no-Winograd term refitted without the
-// rows the model runs as FFT did worse.
+// rate (on cuDNN 9, its implicit GEMM's tile time at the library's share, cudnn9_implicit_us), or FFT convolution's
+// time where that is shorter: cuDNN's benchmark keeps the faster algorithm it times. On the H100 and the H200
+// (data/opdata/*_neusight, CUPTI kernel sums) the rows cuDNN ran as FFT, 29-32% too slow with the efficiency alone,
+// came to 14.6% / 15.0%, and every Hopper convolution from 22.2% / 23.3% to 18.8% / 19.4% (README; 13.1% / 13.6%
+// since cuDNN 9's tiles). The FFT's time with its traffic counted twice (the tile model's operand bytes and the
+// transforms' again) and no efficiency did as well (18.5% / 19.2%), by that double count; the no-Winograd term
+// refitted without the rows the model runs as FFT did worse.
 enum class ConvPath { efficiency, fft };
 
 // `fft`: FFT convolution's share of its ideal rate (fft_conv_efficiency unless a study derives it).
 [[nodiscard]] inline double conv_path_ms(const OpQuery& q, const Device& g, const ConvCoefSets& conv, ConvPath p,
                                          double fft = fft_conv_efficiency) {
   if (p == ConvPath::fft && fft_conv_side(q) > 0) return fft_conv_us(q, g, fft) / 1e3;
+  // cuDNN 9's implicit GEMM directly: through its efficiency the FLOPs would cancel only to rounding, and a larger
+  // batch in the same waves could come out a hair faster.
+  if (cudnn9_implicit(q, g)) return cudnn9_implicit_us(q, g) / 1e3 / conv.cudnn9_implicit_share;
   return sustained_compute_ms(q, g) / conv_efficiency(q, g, conv);
 }
 

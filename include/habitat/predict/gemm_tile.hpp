@@ -22,6 +22,10 @@
 
 namespace habitat::gemm {
 
+struct Tile {
+  double tm, tn;
+};
+
 struct Shape {
   double batch = 1, m = 1, n = 1, k = 1;
   bool shared_weight = true;  // linear/mm: one [K,N] operand for all rows; bmm: one per batch
@@ -29,7 +33,11 @@ struct Shape {
   bool timed_alone = false;   // timed on its own, call after call (per-operation sweeps): see estimate()
   Precision precision = Precision::fp32;
   double elem_bytes = 4;
-  bool blas = true;  // run by cuBLAS, whose tile lists library_tiles knows; false: another library's (cuDNN's), any tile
+  bool blas = true;  // run by cuBLAS, whose tile lists library_tiles knows; false: another library's (cuDNN's), any tile unless `tiles`
+  // The tiles its library has where the caller knows them (cuDNN 9's implicit GEMMs), else library_tiles'; it must
+  // view storage that outlives the shape (a namespace-scope constexpr array).
+  std::span<const Tile> tiles{};
+  bool split_k = true;  // whether its library may split a single GEMM's K (cuBLAS; cuDNN 9's implicit GEMMs do not)
 
   // FLOPs and compulsory bytes: the project's one GEMM work model.
   [[nodiscard]] constexpr ops::Work work() const { return ops::gemm_work(batch, m, n, k, elem_bytes, shared_weight); }
@@ -63,9 +71,6 @@ struct Params {
 // efficiency (k_half) instead.
 inline constexpr double split_k_max = 8, split_k_partial_bytes = 4;
 
-struct Tile {
-  double tm, tn;
-};
 inline constexpr std::array<Tile, 9> candidate_tiles{{{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}, {128, 32}, {32, 128}, {32, 32}}};
 
 // What the library picks from. cuBLAS chooses its kernel by architecture and shape, not always the fastest tile:
@@ -83,7 +88,7 @@ inline constexpr std::array<Tile, 9> candidate_tiles{{{256, 128}, {128, 256}, {1
 // Every public bmm row is `nn`: batched `tn` GEMMs (attention's q @ k^T) take the last rule. Hopper (cuBLAS 13
 // in habitat's own H100/H200 timings) picks freely among all nine, CUTLASS's 256x128 included; so do other
 // precisions than FP32 (half precisions without tensor cores convert as they load, in kernels not in the data),
-// AMD GPUs and cuDNN's convolution kernels (Shape::blas false).
+// AMD GPUs and cuDNN's convolution kernels (Shape::blas false, unless the caller gives their tiles: Shape::tiles).
 inline constexpr std::array<Tile, 1> ampere_batched_tiles{{{128, 128}}};
 inline constexpr std::array<Tile, 1> pascal_nn_tiles{{{64, 128}}};
 inline constexpr auto simt_legacy_tiles = std::span(candidate_tiles).subspan<2>();  // up to 128x128
@@ -92,6 +97,7 @@ static_assert(candidate_tiles[0].tm * candidate_tiles[0].tn > 128 * 128 && candi
 
 // The tiles the library picks from for s on g (split-K, for single GEMMs, is estimate_at's).
 [[nodiscard]] inline std::span<const Tile> library_tiles(const Shape& s, const Device& g) {
+  if (!s.tiles.empty()) return s.tiles;
   // TF32 allowed on a GPU without TF32 tensor cores runs the FP32 SGEMMs.
   const bool sgemm = s.precision == Precision::fp32 || (s.precision == Precision::tf32 && !g.on_tensor_cores(s.precision));
   if (!s.blas || !sgemm || !g.nvidia() || g.cc_major >= 9) return candidate_tiles;
@@ -126,7 +132,7 @@ struct Estimate {
   const double layout = pre_volta_tn(s, g)
                             ? p.legacy_tn / (1 + p.legacy_long_k_loss * std::max(0.0, std::log2(s.k / p.legacy_long_k)))
                             : 1.0;
-  const bool may_split = s.shared_weight;  // a single GEMM (below)
+  const bool may_split = s.shared_weight && s.split_k;  // a single GEMM (below)
   for (const Tile& t : library_tiles(s, g)) {
     const double tiles = s.batch * std::ceil(s.m / t.tm) * std::ceil(s.n / t.tn);
     const double per_sm = std::max(1.0, std::floor(p.resident / (t.tm * t.tn)));

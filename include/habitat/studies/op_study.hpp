@@ -252,7 +252,7 @@ template <class Kernel>
   }
   if (x.size() < mlp::conv_feature_count) return std::nullopt;
   constexpr auto n = static_cast<Eigen::Index>(mlp::conv_feature_count);
-  // Column pivoting: the Winograd term is 0 on every row of a library without it, and gets 0.
+  // Column pivoting: a term that is 0 on every row (the Winograd term where no row may run Winograd) gets 0.
   auto solve = [&](bool tied) {
     Eigen::MatrixXd a(static_cast<Eigen::Index>(x.size()), n);
     Eigen::VectorXd rhs = Eigen::Map<const Eigen::VectorXd>(y.data(), static_cast<Eigen::Index>(y.size()));
@@ -273,11 +273,26 @@ template <class Kernel>
   return c[1] + c[4] > conv_q_alg_max ? solve(true) : c;
 }
 
-// The coefficients of mlp::conv_efficiency fitted without one GPU, one set per library. With FP32 Winograd: the
-// other GPUs' call-timed convolutions (NeuSight's: cuDNN 8) whose kernel runs over 0.03 ms and whose call is not on
-// its floor (there the call hides the kernel). Without: the kernel-timed rows of such GPUs (habitat's H100/H200,
-// CUPTI kernel sums, cuDNN 9). Without rows of a library: the shipped set where nothing is left out; leaving a GPU
-// out, an error for the first (the shipped set was derived from every GPU) and the first set for the second.
+// mlp::ConvCoefSets::cudnn9_implicit_share leaving one GPU out: the median over the kernel-timed convolutions of the
+// library without FP32 Winograd that cuDNN ran as implicit GEMMs (habitat's H100/H200 rows of mlp::cudnn9_implicit's
+// shapes, not FFT, over 0.03 ms) of the tile model's time on cuDNN 9's tiles over the kernels less their fixed part.
+// Without rows, the shipped share where nothing is left out; leaving a GPU out that would carry its own rows, so
+// that is an error, as for the FFT's share.
+[[nodiscard]] inline double cudnn9_implicit_share(const std::vector<Row>& rows, const Device* leave_out) {
+  std::vector<double> v;
+  for (const auto& r : rows) {
+    if (r.gpu == leave_out || r.call_timed || r.fft || !mlp::cudnn9_implicit(r.q, *r.gpu) || !(r.measured_ms > 0.03)) continue;
+    const double kernel = r.measured_ms - mlp::fixed_ms(r.q);
+    if (kernel > 0) v.push_back(mlp::cudnn9_implicit_us(r.q, *r.gpu) / 1e3 / kernel);
+  }
+  if (v.empty() && leave_out) throw make_error("", "cudnn9_implicit_share", "no implicit-GEMM convolution rows to derive it without " + leave_out->name);
+  return detail::median(std::move(v), mlp::conv_model.coefs.cudnn9_implicit_share);
+}
+
+// The convolution model's constants derived without one GPU. The log-linear efficiency: the other GPUs' call-timed
+// convolutions (NeuSight's: cuDNN 8, the library with FP32 Winograd) whose kernel runs over 0.03 ms and whose call is
+// not on its floor (there the call hides the kernel); without rows, the shipped set where nothing is left out and an
+// error leaving a GPU out (the shipped set was derived from every GPU). cuDNN 9's share: cudnn9_implicit_share.
 [[nodiscard]] inline mlp::ConvCoefSets conv_coefs(const std::vector<Row>& rows, const Floors& floors, const Device* leave_out) {
   const double fused = fused_winograd_share(rows, floors, leave_out);
   const auto winograd = fit_conv_coefs(rows, fused, [&](const Row& r) -> std::optional<double> {
@@ -286,13 +301,7 @@ template <class Kernel>
     return k > 0.03 ? std::optional(k) : std::nullopt;
   });
   if (!winograd && leave_out) throw make_error("", "conv_coefs", "no convolution rows to fit without " + leave_out->name);
-  const auto none = fit_conv_coefs(rows, fused, [&](const Row& r) -> std::optional<double> {
-    const bool use = r.gpu != leave_out && !r.call_timed && !mlp::fp32_winograd(*r.gpu) && mlp::winograd_shape(r.q) && r.measured_ms > 0.03;
-    return use ? std::optional(r.measured_ms) : std::nullopt;
-  });
-  const auto& shipped = mlp::conv_model.coefs;
-  const mlp::ConvCoefs w = winograd ? *winograd : shipped.winograd;
-  return {w, none ? *none : leave_out ? w : shipped.no_winograd, fused};
+  return {winograd ? *winograd : mlp::conv_model.coefs.winograd, fused, cudnn9_implicit_share(rows, leave_out)};
 }
 
 // mlp::fft_conv_efficiency leaving one GPU out: the median over the kernel-timed convolutions cuDNN ran as FFT
