@@ -7,7 +7,7 @@ so the part of their time the tile model misses is a function of the shape, lear
 and carried to every GPU of it (H100 SXM/PCIe, H200, H800, H20 and GH200 share sm_90; the A100s sm_80; ...).
 The GPU's own physics (SMs, clocks, bandwidth) stays in the tile model.
 
-Input: `habitat-gemm-study --dump` (every measured linear/bmm row with the shipped constants' time,
+Input: `habitat-gemm-study --dump` (every measured linear/bmm row with the time of the tile model the residuals correct,
 `shipped_us`, and their waves). Per architecture, a 6-32-32-1 ReLU network maps the shape (log2 M, N, K,
 batch, the layout, log2 waves) to log(measured / shipped), trained with the MAPE loss on four fifths of the
 configurations; the held-out fifth (`held_out(batch, m, n, k)`, the same rule in C++) is reported here and

@@ -108,6 +108,52 @@ TEST_CASE("tile model: Pascal's x @ W^T kernels slow with a deep reduction, noth
   for (const char* gpu : {"V100 PCIe 32GB", "T4", "A100 PCIe 40GB", "H100 SXM"}) CHECK(us(gpu, deep, true) == us(gpu, deep, true, off));
 }
 
+TEST_CASE("tile model: Hopper's split-K SGEMMs run on older kernels, no other GEMM does", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  const gemm::Params& off = gemm::residual_base;
+  REQUIRE(gemm::fitted.split_share < 1);
+  REQUIRE(off.split_share == 1);
+  const auto us = [&](const char* gpu, const gemm::Shape& s, const gemm::Params& p = gemm::fitted) { return gemm::estimate(s, cat.at(gpu), p).us; };
+  // x[231, 3405] @ W^T[3405, 269]: a few output tiles over a deep K, which cuBLAS 13 splits on the H100 (sgemm_largek).
+  const gemm::Shape deep{1, 231, 269, 3405, true, true};
+  for (const char* gpu : {"H100 SXM", "H200", "B200"}) {
+    INFO(gpu);
+    CHECK(us(gpu, deep) > 1.1 * us(gpu, deep, off));
+    gemm::Shape bf16 = deep;  // on tensor cores: other kernels, unmeasured
+    bf16.precision = Precision::bf16, bf16.elem_bytes = 2;
+    CHECK(us(gpu, bf16) == us(gpu, bf16, off));
+    gemm::Shape tf32 = deep;  // TF32 on Hopper's tensor cores: not the SGEMMs
+    tf32.precision = Precision::tf32;
+    CHECK(us(gpu, tf32) == us(gpu, tf32, off));
+    const gemm::Shape large{1, 4096, 4096, 4096, true, true};  // fills the GPU unsplit
+    CHECK(us(gpu, large) == us(gpu, large, off));
+    // Thin GEMMs (a side under thin_gemm_side) go to cuBLAS's gemv-like kernels, whose splits the share is not of.
+    const gemm::Shape thin{1, gemm::thin_gemm_side - 1, 269, 30000, true, true}, wider{1, gemm::thin_gemm_side, 269, 30000, true, true};
+    CHECK(us(gpu, thin) == us(gpu, thin, off));
+    CHECK(us(gpu, wider) > us(gpu, wider, off));
+  }
+  for (const char* gpu : {"A100 PCIe 40GB", "V100 PCIe 32GB", "T4", "P100"}) CHECK(us(gpu, deep) == us(gpu, deep, off));
+}
+
+TEST_CASE("per-operation GEMMs on Hopper: the split share moves the calibrated model, not the residual's answers", "[tile]") {
+  const Catalog cat = Catalog::builtin();
+  const gemm::Shape tn{1, 231, 269, 3405, true, true};  // nn.Linear's layout: in the sm_90 residual's shapes
+  gemm::Shape nn = tn;                                  // the same GEMM as x @ W (GPT-2's Conv1D): outside them
+  nn.transposed_b = false;
+  for (const char* name : {"H100 SXM", "H200"}) {
+    INFO(name);
+    const Device& g = cat.at(name);
+    const auto covered = gemm::per_op_time_us(tn, g, 0), outside = gemm::per_op_time_us(nn, g, 0);
+    REQUIRE(covered.by == gemm::PerOpTime::By::residual);
+    REQUIRE(outside.by == gemm::PerOpTime::By::outside_residual);
+    CHECK(covered.us == gemm::per_op_time_us(tn, g, 0, gemm::residual_base).us);
+    CHECK(outside.us > 1.1 * gemm::per_op_time_us(nn, g, 0, gemm::residual_base).us);  // split, at the share
+    // Physics scaling's layout factor compares the two layouts on the residuals' base, the share off on both sides.
+    CHECK(gemm::layout_preference(nn, g) ==
+          Approx(std::sqrt(gemm::per_op_time_us(nn, g, 0, gemm::residual_base).us / gemm::per_op_time_us(tn, g, 0, gemm::residual_base).us)));
+  }
+}
+
 TEST_CASE("tile model in a trace: every GEMM kernel by its ratio, or only launches that do not fit", "[tile]") {
   const Catalog cat = Catalog::builtin();
   const Trace t = kineto::read_trace(test::fixture("h100", "encoder_fp32_b16"));
@@ -226,8 +272,9 @@ TEST_CASE("per-operation GEMMs: finite, bounded by the clamp, on every catalog G
         for (bool tn : {false, true}) {
           gemm::Shape s{tn ? 1.0 : 64.0, m, 512, k, tn, tn};
           s.timed_alone = true;
-          // The residual scales the tile model without the GPU's library efficiency; outside it, the calibrated one answers.
-          const double plain = gemm::estimate(s, g, gemm::fitted).us + gemm::timed_call_us(s);
+          // The residual scales the tile model it was fitted on (without the GPU's library efficiency or Hopper's split
+          // share); outside it, the calibrated one answers.
+          const double plain = gemm::estimate(s, g, gemm::residual_base).us + gemm::timed_call_us(s);
           const double calibrated = gemm::calibrated_time_us(s, g, gemm::timed_call_us(s));
           const double t = gemm::per_op_time_us(s, g, gemm::timed_call_us(s)).us;
           INFO(g.name << " m " << m << " k " << k);

@@ -46,7 +46,7 @@ void write_params(const std::string& path, std::size_t rows, const gemm::Fit& al
       << "// H100/H200 measurements (data/opdata/*_neusight). Constants only; no rows are shipped.\n"
       << "#include <array>\n\n#include \"habitat/predict/gemm_tile.hpp\"\n\nnamespace habitat::gemm {\n\ninline constexpr Params fitted{"
       << p.e_max << ", " << p.k_half << ", " << p.alpha << ", " << p.e_mem << ", " << p.fixed_cycles << ", " << p.legacy_tn << ", "
-      << p.resident << ", " << p.clock_fall_us << ", " << p.issue_share << ", " << p.legacy_long_k << ", " << p.legacy_long_k_loss
+      << p.resident << ", " << p.clock_fall_us << ", " << p.issue_share << ", " << p.legacy_long_k << ", " << p.legacy_long_k_loss << ", " << p.split_share
       << "};\n// Overhead of one timed call in NeuSight's protocol (CUDA events around one call; not part of a kernel): F.linear's\n"
       << "// (with bias), and torch.bmm's, whose host path is shorter (gemm::timed_call_us).\n"
       << "inline constexpr double fitted_call_us = " << all.call << ";\ninline constexpr double fitted_bmm_call_us = " << all.bmm_call << ";\n\n// Library efficiency of the measured GPUs (median over GEMMs of >= 1 GFLOP; nn: bmm, tn: linear); other GPUs: 1.\n";
@@ -81,7 +81,7 @@ void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, cons
   for (const auto& r : rows) {
     const Device& g = *r.gpu;
     const auto e = gemm::estimate(r.shape, g, all.params);
-    const auto shipped = gemm::estimate(r.shape, g, gemm::fitted);  // the constants the predictors use, without any library factor
+    const auto shipped = gemm::estimate(r.shape, g, gemm::residual_base);  // the tile model the residuals correct, without any library factor
     out << g.name << "," << r.op << "," << r.shape.batch << "," << r.shape.m << "," << r.shape.n << "," << r.shape.k << ","
         << r.shape.transposed_b << "," << r.call_timed() << "," << r.measured_us << "," << gemm::predict_us(r, all) << "," << e.tile.tm << ","
         << e.tile.tn << "," << e.waves << "," << g.sms << "," << g.flops_per_clk_per_sm(r.shape.precision) << ","
@@ -102,9 +102,9 @@ bool gemm_part(const Args& a, const Catalog& cat) {
   const auto& p = all.params;
   std::printf("fitted on all GPUs: e_max %.3f, k_half %.1f, alpha %.3f, e_mem %.3f, fixed %.0f cycles, legacy tn %.2f, resident %.0f, "
               "clock fall %.0f us, issue-limited lanes %.2f, call %.1f us (linear), %.1f us (bmm), pre-Volta tn beyond K %.0f loses %.3f "
-              "per doubling\n\n",
+              "per doubling, Hopper's split-K kernels %.2f\n\n",
               p.e_max, p.k_half, p.alpha, p.e_mem, p.fixed_cycles, p.legacy_tn, p.resident, p.clock_fall_us, p.issue_share, all.call, all.bmm_call,
-              p.legacy_long_k, p.legacy_long_k_loss);
+              p.legacy_long_k, p.legacy_long_k_loss, p.split_share);
   std::printf("Leave-one-GPU-out, MAPE of the op's latency (model fitted without that GPU):\n\n");
   std::printf("| GPU | op | n | unseen GPU: tile model | unseen: ratio from origin | origin | in training, calibrated | same time | FLOPS ratio | "
               "bandwidth ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");

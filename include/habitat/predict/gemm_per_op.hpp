@@ -15,6 +15,15 @@
 
 namespace habitat::gemm {
 
+// The tile model the architectures' residuals correct: the fitted constants without Hopper's split-K share
+// (Params::split_share). On it the sm_90 residual learns the split kernels from the shapes, and it held its held-out
+// fifth better so than refit on top of the share (README, "Hopper's split-K kernels").
+inline constexpr Params residual_base = [] {
+  Params p = fitted;
+  p.split_share = 1;
+  return p;
+}();
+
 // The fitted library efficiency of a GPU for FP32 GEMMs of a layout; 1 for GPUs never measured and for
 // tensor-core GEMMs (calibrated on FP32 timings only).
 [[nodiscard]] inline double library_efficiency(const Device& g, const Shape& s) {
@@ -30,8 +39,8 @@ namespace habitat::gemm {
 [[nodiscard]] constexpr double timed_call_us(const Shape& s) { return per_operation(s, fitted_call_us, fitted_bmm_call_us); }
 
 // The tile model with the GPU's library efficiency (no residual), plus the call's overhead.
-[[nodiscard]] inline double calibrated_time_us(const Shape& s, const Device& g, double call_us) {
-  return estimate(s, g, fitted, library_efficiency(g, s)).us + call_us;
+[[nodiscard]] inline double calibrated_time_us(const Shape& s, const Device& g, double call_us, const Params& p = fitted) {
+  return estimate(s, g, p, library_efficiency(g, s)).us + call_us;
 }
 
 struct PerOpTime {
@@ -57,12 +66,13 @@ struct PerOpTime {
   return nullptr;
 }
 
-// call_us: the timed call's overhead where the GEMM was timed as one call (NeuSight's protocol), else 0.
-[[nodiscard]] inline PerOpTime per_op_time_us(const Shape& s, const Device& g, double call_us) {
-  const auto calibrated = [&] { return calibrated_time_us(s, g, call_us); };
+// call_us: the timed call's overhead where the GEMM was timed as one call (NeuSight's protocol), else 0. p: the tile
+// model's constants where no residual covers the shape (a covered one always takes the residual on residual_base).
+[[nodiscard]] inline PerOpTime per_op_time_us(const Shape& s, const Device& g, double call_us, const Params& p = fitted) {
+  const auto calibrated = [&] { return calibrated_time_us(s, g, call_us, p); };
   const ArchResidual* a = s.precision == Precision::fp32 ? arch_residual(g) : nullptr;
   if (!a) return {calibrated()};
-  const Estimate e = estimate(s, g, fitted);  // the residual was fitted on the tile model without a library efficiency
+  const Estimate e = estimate(s, g, residual_base);  // the residual was fitted on this tile model, without a library efficiency
   const auto in = residual_inputs_of(s.batch, s.m, s.n, s.k, s.shared_weight, s.transposed_b, e.waves);
   if (!residual_covers(*a, in)) return {calibrated(), PerOpTime::By::outside_residual, a};
   const double log_f = std::clamp(residual_log(*a, in), -residual_log_clamp, residual_log_clamp);

@@ -63,6 +63,11 @@ struct Params {
   // timings, the P4 likewise; the V100's and T4's kernels at the same shapes do not (README, "Deep K on Pascal").
   double legacy_long_k = 1e9;
   double legacy_long_k_loss = 0;
+  // Main-loop share of a split-K GEMM's kernels relative to the library's unsplit ones, where its split kernels run
+  // slower (slow_split_kernels): on Hopper, cuBLAS 13 splits FP32 GEMMs on CUTLASS's sm80 SIMT SGEMMs, sm80_xmma
+  // 32x32 tiles or sgemm_largek (each with a memset), at a fraction of its unsplit kernels' rate (README, "Hopper's
+  // split-K kernels"). Fitted after the shared constants (habitat-gemm-study).
+  double split_share = 1;
 };
 
 // The most slices a split-K GEMM cuts K into, and the bytes of one partial output element (the slices accumulate
@@ -95,12 +100,32 @@ inline constexpr auto simt_legacy_tiles = std::span(candidate_tiles).subspan<2>(
 static_assert(candidate_tiles[0].tm * candidate_tiles[0].tn > 128 * 128 && candidate_tiles[1].tm * candidate_tiles[1].tn > 128 * 128 &&
               std::ranges::all_of(simt_legacy_tiles, [](const Tile& t) { return t.tm * t.tn <= 128 * 128; }));
 
+// Whether cuBLAS runs s on g as an FP32 SGEMM on the SIMT lanes (TF32 allowed on a GPU without TF32 tensor cores
+// runs them too): the kernels whose tile lists and split-K kernels the public and habitat's timings name.
+[[nodiscard]] inline bool blas_sgemm(const Shape& s, const Device& g) {
+  const bool fp32 = s.precision == Precision::fp32 || (s.precision == Precision::tf32 && !g.on_tensor_cores(s.precision));
+  return s.blas && fp32 && g.nvidia();
+}
+
+// cuBLAS 13's SGEMMs on Hopper (habitat's H100/H200 timings): any of the nine tiles, and split-K kernels slower than
+// the unsplit ones. Later NVIDIA GPUs are taken as Hopper (no measurement).
+[[nodiscard]] inline bool hopper_sgemms(const Device& g) { return g.cc_major >= 9; }
+
+// Rows or output columns below which cuBLAS may run a GEMM on its thin-matrix kernels (gemv, gemmSN, dot), which
+// split K their own way: every shape of habitat's fresh H200 set (fixtures/gemm_fresh) that ran on one has a side
+// under 16.
+inline constexpr double thin_gemm_side = 16;
+
+// Whether its split-K kernels run below its unsplit ones (Params::split_share): cuBLAS's FP32 SGEMMs on Hopper
+// (hopper_sgemms), not thin ones.
+[[nodiscard]] inline bool slow_split_kernels(const Shape& s, const Device& g) {
+  return blas_sgemm(s, g) && hopper_sgemms(g) && std::min(s.batch * s.m, s.n) >= thin_gemm_side;
+}
+
 // The tiles the library picks from for s on g (split-K, for single GEMMs, is estimate_at's).
 [[nodiscard]] inline std::span<const Tile> library_tiles(const Shape& s, const Device& g) {
   if (!s.tiles.empty()) return s.tiles;
-  // TF32 allowed on a GPU without TF32 tensor cores runs the FP32 SGEMMs.
-  const bool sgemm = s.precision == Precision::fp32 || (s.precision == Precision::tf32 && !g.on_tensor_cores(s.precision));
-  if (!s.blas || !sgemm || !g.nvidia() || g.cc_major >= 9) return candidate_tiles;
+  if (!blas_sgemm(s, g) || hopper_sgemms(g)) return candidate_tiles;
   if (g.cc_major == 6 && !s.transposed_b) return pascal_nn_tiles;
   if (!s.shared_weight && !s.transposed_b && g.cc_major == 8 && g.cc_minor == 0) return ampere_batched_tiles;
   return simt_legacy_tiles;
@@ -133,6 +158,7 @@ struct Estimate {
                             ? p.legacy_tn / (1 + p.legacy_long_k_loss * std::max(0.0, std::log2(s.k / p.legacy_long_k)))
                             : 1.0;
   const bool may_split = s.shared_weight && s.split_k;  // a single GEMM (below)
+  const double split_share = slow_split_kernels(s, g) ? p.split_share : 1.0;
   for (const Tile& t : library_tiles(s, g)) {
     const double tiles = s.batch * std::ceil(s.m / t.tm) * std::ceil(s.n / t.tn);
     const double per_sm = std::max(1.0, std::floor(p.resident / (t.tm * t.tn)));
@@ -147,7 +173,7 @@ struct Estimate {
       // Tiles on the busiest SM: full waves of per_sm each, then the last partial wave spread over the SMs.
       const double full = std::floor(n / slots);
       const double load = full * per_sm + std::ceil((n - full * slots) / g.sms);
-      const double eff = kappa * layout * issue * p.e_max * (depth / (depth + p.k_half)) * intensity;
+      const double eff = kappa * layout * issue * (split > 1 ? split_share : 1.0) * p.e_max * (depth / (depth + p.k_half)) * intensity;
       const double t_math = load * 2 * t.tm * t.tn * depth / (rate_sm * std::min(eff, 1.0));
       const double partials = split > 1 ? 2 * split * s.batch * s.m * s.n * split_k_partial_bytes : 0;
       const double kernels = split > 1 ? 2 : 1;

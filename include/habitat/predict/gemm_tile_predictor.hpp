@@ -58,11 +58,15 @@ enum class TileUse { every_gemm, unfit_launches };
 // g's architecture, or the calibrated tile model where the residual has no such shapes: nn.Linear-shaped `nn`
 // GEMMs, whose only measurements are bmm's). Where the two layouts come from different models the quotient also
 // carries the residual's correction of the covered one; that is measured, not assumed away (README, "The
-// operands' layout": taking the calibrated model for both whenever one is uncovered measured worse).
+// operands' layout": taking the calibrated model for both whenever one is uncovered measured worse). Both sides
+// are on the tile model the residuals correct (residual_base): Hopper's split-K share, fitted on Hopper's timings
+// alone, stays out of the factor that pairs Hopper's layouts with an older GPU's. With it in, the H100's `nn`
+// GEMMs it splits slowed, the factor carried that onto the P100's `nn` model, already the weaker side, and NeuSight's
+// P100 forward passes moved past the 8% bar (README, "Hopper's split-K kernels").
 [[nodiscard]] inline double layout_preference(const Shape& s, const Device& g) {
   Shape other = s;
   other.transposed_b = !s.transposed_b;
-  return std::sqrt(per_op_time_us(s, g, 0).us / per_op_time_us(other, g, 0).us);
+  return std::sqrt(per_op_time_us(s, g, 0, residual_base).us / per_op_time_us(other, g, 0, residual_base).us);
 }
 
 template <class Base>
