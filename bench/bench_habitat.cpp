@@ -1,5 +1,5 @@
 // Speed of parsing and prediction, as ratios within one run (see README): parsing a fixture trace, and
-// predicting it onto one GPU and onto the whole catalog; reading a large generated trace against only
+// predicting it onto one GPU and onto the whole catalog; the GEMM residual's networks; reading a large generated trace against only
 // decompressing it; prediction cost per kernel and GPU as the step grows.
 #include <benchmark/benchmark.h>
 #include <zlib.h>
@@ -11,6 +11,7 @@
 #include "habitat/kineto/reader.hpp"
 #include "habitat/mlp/eigen_backend.hpp"
 #include "habitat/mlp/hybrid.hpp"
+#include "habitat/predict/gemm_per_op.hpp"
 #include "habitat/predict/gemm_tile_predictor.hpp"
 #if HABITAT_HAS_TORCH
 #include "habitat/libtorch/torch_backend.hpp"
@@ -60,6 +61,34 @@ void BM_PredictOneTile(benchmark::State& s) {
   }
 }
 BENCHMARK(BM_PredictOneTile)->Unit(benchmark::kMicrosecond);
+
+// The architecture residual's arithmetic per covered GEMM: one member network against the members' mean that a
+// prediction pays (x @ W^T with M = N = 4096, K = 1024 on the A100 PCIe 40GB; both include the inputs' standardization).
+struct ResidualInput {
+  const habitat::gemm::ArchResidual* arch = habitat::gemm::arch_residual(habitat::Catalog::builtin().at("A100 PCIe 40GB"));
+  std::array<double, habitat::gemm::residual_inputs + 1> raw = habitat::gemm::residual_inputs_of(1, 4096, 4096, 1024, true, true, 2.3);
+};
+void BM_GemmResidualOneNet(benchmark::State& s) {
+  ResidualInput in;
+  if (!in.arch) return s.SkipWithError("no sm_80 residual");
+  for (auto _ : s) {
+    benchmark::DoNotOptimize(in.raw);
+    std::array<double, habitat::gemm::residual_inputs> x{};
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = (in.raw[i] - in.arch->mu[i]) / in.arch->sd[i];
+    benchmark::DoNotOptimize(habitat::gemm::residual_net_log(in.arch->nets[0], x));
+  }
+}
+BENCHMARK(BM_GemmResidualOneNet)->Unit(benchmark::kNanosecond);
+void BM_GemmResidualMembers(benchmark::State& s) {
+  ResidualInput in;
+  if (!in.arch) return s.SkipWithError("no sm_80 residual");
+  for (auto _ : s) {
+    benchmark::DoNotOptimize(in.raw);
+    benchmark::DoNotOptimize(habitat::gemm::residual_log(*in.arch, in.raw));
+  }
+  s.counters["members"] = double(habitat::gemm::residual_members);
+}
+BENCHMARK(BM_GemmResidualMembers)->Unit(benchmark::kNanosecond);
 
 void BM_PredictCatalog(benchmark::State& s) {
   const Loaded l;

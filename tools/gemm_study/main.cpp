@@ -107,6 +107,15 @@ bool gemm_part(const Args& a, const Catalog& cat) {
   std::fprintf(stderr, "habitat-gemm-study: %zu measured configurations; fitting ...\n", rows.size());
   const auto all = gemm::fit(rows, nullptr, a.iterations);
   if (!a.params_out.empty()) write_params(a.params_out, rows.size(), all, gemm::calibrate(rows, all));
+  // The dump's shipped_us, what scripts/fit_gemm_residual.py fits the residuals to, is this binary's built-in model:
+  // residuals fitted on a dump made before the header changed correct a model that is no longer shipped. Said
+  // before the leave-one-GPU-out fits, which take most of the run.
+  gemm::Fit built;
+  built.params = gemm::fitted, built.call = gemm::fitted_call_us, built.bmm_call = gemm::fitted_bmm_call_us;
+  if (!a.dump.empty() && fit_text(all) != fit_text(built))
+    std::fprintf(stderr, "habitat-gemm-study: warning: the constants fitted here differ from the ones this binary was built with, so the "
+                         "dump's shipped_us is not the model they make: write them (--write-params), rebuild and dump again before "
+                         "fitting the residuals (scripts/fit_gemm_residual.py)\n");
   const auto& p = all.params;
   std::printf("fitted on all GPUs: e_max %.3f, k_half %.1f, alpha %.3f, e_mem %.3f, fixed %.0f cycles, legacy tn %.2f, resident %.0f, "
               "clock fall %.0f us, issue-limited lanes %.2f, call %.1f us (linear), %.1f us (bmm), pre-Volta tn beyond K %.0f loses %.3f "
@@ -119,14 +128,6 @@ bool gemm_part(const Args& a, const Catalog& cat) {
   bool ok = true;
   const auto fits = gemm::leave_out_fits(rows, a.iterations);
   if (!a.dump.empty()) dump_rows(a.dump, rows, all, fits);
-  // The dump's shipped_us, what scripts/fit_gemm_residual.py fits the residuals to, is this binary's built-in model:
-  // residuals fitted on a dump made before the header changed correct a model that is no longer shipped.
-  gemm::Fit built;
-  built.params = gemm::fitted, built.call = gemm::fitted_call_us, built.bmm_call = gemm::fitted_bmm_call_us;
-  if (!a.dump.empty() && fit_text(all) != fit_text(built))
-    std::fprintf(stderr, "habitat-gemm-study: warning: the constants fitted here differ from the ones this binary was built with, so the "
-                         "dump's shipped_us is not the model they make: write them (--write-params), rebuild and dump again before "
-                         "fitting the residuals (scripts/fit_gemm_residual.py)\n");
   for (const auto& e : gemm::leave_one_gpu_out(rows, cat, all, fits)) {
     std::printf("| %s | %s | %zu | %s | %s | %s | %s | %s | %s | %s |\n", e.gpu.c_str(), e.op.c_str(), e.n, pct(e.model).c_str(),
                 pct(e.ratio).c_str(), e.origin.c_str(), pct(e.calibrated).c_str(), pct(e.same).c_str(), pct(e.flops).c_str(),

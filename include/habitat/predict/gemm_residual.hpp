@@ -3,8 +3,9 @@
 // SM version and shape, so every GPU of one compute capability runs the same kernel list: the tile model's
 // residual on the measured GPUs of an architecture is a function of the shape, and carries to the other GPUs of it
 // (sm_90: H100 SXM/PCIe, H200, H800, H20, GH200), whose own SMs, clocks and bandwidth stay in the tile model.
-// A small network per architecture (fitted by scripts/fit_gemm_residual.py, constants in gemm_residual_fit.hpp)
-// maps the shape to log(measured / tile model). It was fitted on operations timed one at a time (NeuSight's timed
+// Per architecture, the mean of residual_members small networks trained from different seeds (fitted by
+// scripts/fit_gemm_residual.py, constants in gemm_residual_fit.hpp) maps the shape to log(measured / tile model):
+// one network's seed alone spread NeuSight's forward passes over up to 0.9 point. It was fitted on operations timed one at a time (NeuSight's timed
 // calls, habitat's kernel sums): it serves per-operation predictions (predict-ops) and, in a trace, the GEMMs the
 // tile ratio takes and the layout preference of those physics scales (gemm_tile_predictor.hpp); it steps aside
 // outside the shapes it saw.
@@ -16,7 +17,17 @@
 
 namespace habitat::gemm {
 
-inline constexpr std::size_t residual_inputs = 6, residual_hidden = 32;
+inline constexpr std::size_t residual_inputs = 6, residual_hidden = 32, residual_members = 5;
+
+// One member network: inputs (standardized) -> ReLU -> ReLU -> log factor.
+struct ResidualNet {
+  std::array<double, residual_hidden * residual_inputs> w1;  // row-major [hidden][inputs]
+  std::array<double, residual_hidden> b1;
+  std::array<double, residual_hidden * residual_hidden> w2;
+  std::array<double, residual_hidden> b2;
+  std::array<double, residual_hidden> w3;
+  double b3;
+};
 
 struct ArchResidual {
   int cc_major, cc_minor;
@@ -28,12 +39,7 @@ struct ArchResidual {
   // The fitted range of each input and of log2 FLOPs, per layout ([0]: nn, [1]: tn); outside it, no residual.
   std::array<std::array<double, residual_inputs + 1>, 2> lo, hi;
   std::array<double, residual_inputs> mu, sd;  // standardization of the inputs
-  std::array<double, residual_hidden * residual_inputs> w1;  // row-major [hidden][inputs]
-  std::array<double, residual_hidden> b1;
-  std::array<double, residual_hidden * residual_hidden> w2;
-  std::array<double, residual_hidden> b2;
-  std::array<double, residual_hidden> w3;
-  double b3;
+  std::array<ResidualNet, residual_members> nets;
 };
 
 // The network's inputs for a GEMM, and log2 of its FLOPs last (range only; scripts/fit_gemm_residual.py's features()).
@@ -53,22 +59,30 @@ struct ArchResidual {
   return true;
 }
 
-// log(measured / tile model) for those inputs (unclamped).
-[[nodiscard]] inline double residual_log(const ArchResidual& a, const std::array<double, residual_inputs + 1>& raw) {
+[[nodiscard]] inline double residual_net_log(const ResidualNet& n, const std::array<double, residual_inputs>& x) {
   std::array<double, residual_hidden> h1{}, h2{};
   for (std::size_t j = 0; j < residual_hidden; ++j) {
-    double s = a.b1[j];
-    for (std::size_t i = 0; i < residual_inputs; ++i) s += a.w1[j * residual_inputs + i] * (raw[i] - a.mu[i]) / a.sd[i];
+    double s = n.b1[j];
+    for (std::size_t i = 0; i < residual_inputs; ++i) s += n.w1[j * residual_inputs + i] * x[i];
     h1[j] = std::max(s, 0.0);
   }
   for (std::size_t j = 0; j < residual_hidden; ++j) {
-    double s = a.b2[j];
-    for (std::size_t i = 0; i < residual_hidden; ++i) s += a.w2[j * residual_hidden + i] * h1[i];
+    double s = n.b2[j];
+    for (std::size_t i = 0; i < residual_hidden; ++i) s += n.w2[j * residual_hidden + i] * h1[i];
     h2[j] = std::max(s, 0.0);
   }
-  double out = a.b3;
-  for (std::size_t j = 0; j < residual_hidden; ++j) out += a.w3[j] * h2[j];
+  double out = n.b3;
+  for (std::size_t j = 0; j < residual_hidden; ++j) out += n.w3[j] * h2[j];
   return out;
+}
+
+// log(measured / tile model) for those inputs (unclamped): the members' mean.
+[[nodiscard]] inline double residual_log(const ArchResidual& a, const std::array<double, residual_inputs + 1>& raw) {
+  std::array<double, residual_inputs> x{};
+  for (std::size_t i = 0; i < residual_inputs; ++i) x[i] = (raw[i] - a.mu[i]) / a.sd[i];
+  double sum = 0;
+  for (const auto& n : a.nets) sum += residual_net_log(n, x);
+  return sum / static_cast<double>(a.nets.size());
 }
 
 // The held-out fifth of the configurations (never fitted on; the same rule as the script's held_out()).
