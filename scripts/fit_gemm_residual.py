@@ -8,14 +8,19 @@ and carried to every GPU of it (H100 SXM/PCIe, H200, H800, H20 and GH200 share s
 The GPU's own physics (SMs, clocks, bandwidth) stays in the tile model.
 
 Input: `habitat-gemm-study --dump` (every measured linear/bmm row with the time of the tile model the residuals correct,
-`shipped_us`, and their waves). Per architecture, the mean of MEMBERS 6-32-32-1 ReLU networks maps the shape (log2 M,
-N, K, batch, the layout, log2 waves) to log(measured / shipped), each trained with the MAPE loss on four fifths of the
+`shipped_us`, and their waves). Per architecture, the mean of MEMBERS 7-32-32-1 ReLU networks maps the shape (log2 M,
+N, K, batch, the layout, log2 waves) and log2 of the tile model's time to log(measured / shipped), each trained with the MAPE loss on four fifths of the
 configurations from its own seed (one network's seed alone spread NeuSight's forward passes over up to 0.9 point); the
 held-out fifth (`held_out(batch, m, n, k)`, the same rule in C++) is reported here and checked by ctest.
 Deterministic (seeds 0..MEMBERS-1, one thread).
 
+With --across-architectures it also asks whether one residual could serve every architecture: for each GPU left out,
+one network fitted on the other GPUs' rows (on the tile model fitted without it), its inputs the shape and the tile
+model's time, those and the protocol (timed call or kernel sum), or those and the catalog's facts of the GPU, judged on
+the left-out GPU.
+
 Usage: scripts/fit_gemm_residual.py DUMP.csv --header include/habitat/predict/gemm_residual_fit.hpp
-       [--report fixtures/gemm_residual.md]
+       [--report fixtures/gemm_residual.md] [--across-architectures]
 """
 import argparse
 import sys
@@ -34,17 +39,19 @@ def held_out(b, m, n, k):
     return ((m * 73 + n * 151 + k * 269 + b * 397) % 1009) % 5 == 0
 
 
-N_INPUTS = 6
+N_INPUTS = 7
+TIME_INPUT = 6  # the tile model's time: a function of the shape, not range-checked (gemm::residual_time_input)
 
 
-def features(x):
+def features(x, base="shipped_us"):
     """The network's inputs, and log2 FLOPs last (range only): residual_inputs_of() in C++. The layout is the
-    weight's transposition (NeuSight's linear: x @ W^T; bmm: nn)."""
+    weight's transposition (NeuSight's linear: x @ W^T; bmm: nn). The time of the tile model corrected (`base`)
+    is an input, motivated by a capped card's clock falling, and fixed costs weighing less, the longer a call runs."""
     shared = (x.op == "linear").values  # one weight for every batch: one GEMM of batch x M rows
     m = np.where(shared, x.m * x.batch, x.m)
     b = np.where(shared, 1, x.batch)
     return np.column_stack([np.log2(m), np.log2(x.n), np.log2(x.k), np.log2(b), x.tn.astype(float),
-                            np.log2(x.shipped_waves.clip(lower=1 / 64)), np.log2(2 * b * m * x.n * x.k)]).astype(np.float64)
+                            np.log2(x.shipped_waves.clip(lower=1 / 64)), np.log2(x[base].clip(lower=1e-3)), np.log2(2 * b * m * x.n * x.k)]).astype(np.float64)
 
 
 def train(X, y, seed=0):
@@ -69,7 +76,8 @@ class Model:
     """Standardization, the fitted input range (beyond it the residual steps aside) and the networks."""
 
     def __init__(self, rows, base_col):
-        X = features(rows)
+        self.base_col = base_col
+        X = features(rows, base_col)
         timed = rows.timed_alone.unique()
         assert len(timed) == 1, "an architecture's rows are all timed calls or all kernel sums"
         self.whole_call = bool(timed[0])
@@ -89,9 +97,10 @@ class Model:
     def log_factor(self, rows):
         """The clamped log factor; 0 where the shape is outside the fitted range (C++ then takes the GPU's library
         efficiency instead, so the C++ test's numbers can differ from this report's in the last digit)."""
-        X = features(rows)
+        X = features(rows, self.base_col)
         t = X[:, 4].astype(int)
-        inside = np.all((X >= self.lo[t]) & (X <= self.hi[t]), axis=1)
+        checked = np.arange(X.shape[1]) != TIME_INPUT
+        inside = np.all(((X >= self.lo[t]) & (X <= self.hi[t]))[:, checked], axis=1)
         X = X[:, :-1]
         with torch.no_grad():
             out = np.mean([n(torch.tensor((X - self.mu) / self.sd)).squeeze(1).numpy() for n in self.nets], axis=0)
@@ -99,6 +108,44 @@ class Model:
 
 
 LOG_CLAMP = 1.5  # the factor stays within 0.22x-4.5x whatever the network does outside its data
+
+
+def catalog_features(x, which):
+    """What the catalog knows of each row's GPU (log2), and the protocol: the inputs a residual shared by every
+    architecture could take beside the shape."""
+    peak = x.sms * x.flops_per_clk_sm * x.load_mhz
+    cols = {"timed call": x.timed_alone.astype(float), "peak": np.log2(peak), "bandwidth": np.log2(x.bandwidth_gbps),
+            "ridge": np.log2(peak / x.bandwidth_gbps), "L2": np.log2(x.l2_mib), "shared memory": np.log2(x.smem_kib), "SMs": np.log2(x.sms)}
+    return np.column_stack([cols[w] for w in which]).astype(np.float64) if which else np.empty((len(x), 0))
+
+
+ACROSS = {"shape, time": [], "shape, time, protocol": ["timed call"],
+          "shape, time, protocol, catalog": ["timed call", "peak", "bandwidth", "ridge", "L2", "shared memory", "SMs"]}
+
+
+def across_architectures(d, gpus):
+    """One residual for every architecture, each GPU left out (one network, seed 0, per GPU and input set)."""
+    lines = ["", "## One residual for every architecture? (each GPU left out; one network fitted on the other GPUs' rows)", "",
+             "| GPU | op | n | tile model, GPU left out | " + " | ".join(f"+ residual on {k}" for k in ACROSS) + " |",
+             "|---|---|---|---|" + "---|" * len(ACROSS)]
+    results = {}
+    for i, g in enumerate(gpus):
+        col = f"wo{i}"
+        tr, te = d[d.gpu != g], d[d.gpu == g]
+        for name, which in ACROSS.items():
+            X = np.column_stack([features(tr, col)[:, :-1], catalog_features(tr, which)])
+            mu, sd = X.mean(0), X.std(0) + 1e-9
+            net = train((X - mu) / sd, np.log(tr.measured_us.values / tr[col].values))
+            Xe = (np.column_stack([features(te, col)[:, :-1], catalog_features(te, which)]) - mu) / sd
+            with torch.no_grad():
+                results[(g, name)] = np.clip(net(torch.tensor(Xe)).squeeze(1).numpy(), -LOG_CLAMP, LOG_CLAMP)
+            print(f"fit_gemm_residual: across architectures, {g} left out, inputs: {name}", file=sys.stderr)
+        for op in ("linear", "bmm"):
+            sel = (te.op == op).values
+            r = te[sel]
+            cells = " | ".join(f"{mape(r[col] * np.exp(results[(g, k)][sel]), r.measured_us):.1f}%" for k in ACROSS)
+            lines.append(f"| {g} | {op} | {len(r)} | {mape(r[col], r.measured_us):.1f}% | {cells} |")
+    return lines
 
 
 def mape(pred, meas):
@@ -119,7 +166,8 @@ def write_header(path, models, n_rows):
            "// (NeuSight's public timings, sitar-lab/NeuSight, MIT, and habitat's own measurements): per compute capability,",
            f"// the weights of {MEMBERS} {N_INPUTS}-{HIDDEN}-{HIDDEN}-1 networks. Constants only; no rows are shipped.",
            "#include <array>", "", '#include "habitat/predict/gemm_residual.hpp"', "", "namespace habitat::gemm {", "",
-           f"static_assert(residual_inputs == {N_INPUTS} && residual_hidden == {HIDDEN} && residual_members == {MEMBERS}, \"regenerate with scripts/fit_gemm_residual.py\");",
+           f"static_assert(residual_inputs == {N_INPUTS} && residual_time_input == {TIME_INPUT} && residual_hidden == {HIDDEN} && residual_members == {MEMBERS},",
+           '              "regenerate with scripts/fit_gemm_residual.py");',
            f"inline constexpr double residual_log_clamp = {LOG_CLAMP};",
            f"inline constexpr std::array<ArchResidual, {len(models)}> arch_residuals{{{{"]
     for (major, minor), m in sorted(models.items()):
@@ -138,6 +186,7 @@ def main():
     ap.add_argument("dump")
     ap.add_argument("--header", required=True)
     ap.add_argument("--report")
+    ap.add_argument("--across-architectures", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(1)
     d = pd.read_csv(a.dump)
@@ -177,9 +226,11 @@ def main():
             m = Model(src.assign(base=src[col]), "base")
             te = rows[rows.gpu == g]
             for op, r in te.groupby("op"):
-                f = np.exp(m.log_factor(r))
+                f = np.exp(m.log_factor(r.assign(base=r[col])))
                 lines.append(f"| {g} | {', '.join(src.gpu.unique())} | {op} | {len(r)} | {mape(r[col], r.measured_us):.1f}% | "
                              f"**{mape(r[col] * f, r.measured_us):.1f}%** |")
+    if a.across_architectures:
+        lines += across_architectures(d, gpus)
     text = "\n".join(lines) + "\n"
     print(text)
     if a.report:

@@ -73,7 +73,8 @@ struct PerOpTime {
   const ArchResidual* a = s.precision == Precision::fp32 ? arch_residual(g) : nullptr;
   if (!a) return {calibrated()};
   const Estimate e = estimate(s, g, residual_base);  // the residual was fitted on this tile model, without a library efficiency
-  const auto in = residual_inputs_of(s.batch, s.m, s.n, s.k, s.shared_weight, s.transposed_b, e.waves);
+  const auto in = residual_inputs_of(s.batch, s.m, s.n, s.k, s.shared_weight, s.transposed_b, e.waves,
+                                     e.us + (a->whole_call ? timed_call_us(s) : 0));  // the time it was fitted on (the dump's shipped_us)
   if (!residual_covers(*a, in)) return {calibrated(), PerOpTime::By::outside_residual, a};
   const double log_f = std::clamp(residual_log(*a, in), -residual_log_clamp, residual_log_clamp);
   if (!a->whole_call) return {e.us * std::exp(log_f) + call_us, PerOpTime::By::residual, a};
