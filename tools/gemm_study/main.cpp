@@ -95,7 +95,7 @@ void dump_rows(const std::string& path, const std::vector<gemm::Row>& rows, cons
         << e.tile.tn << "," << e.waves << "," << g.sms << "," << g.flops_per_clk_per_sm(r.shape.precision) << ","
         << g.load_clock_mhz(r.shape.precision) << "," << g.loop_clock_mhz_at(r.shape.precision) << "," << g.boost_clock_mhz << ","
         << g.sustained_bandwidth_gbps() << "," << g.l2_mib << "," << g.limits.shared_mem_per_sm / 1024 << "," << g.cc_major << "," << g.cc_minor << ","
-        << g.tdp_w << "," << all.call_us(r) << "," << shipped.us + (r.call_timed() ? gemm::timed_call_us(r.shape) : 0) << "," << shipped.waves;
+        << g.tdp_w << "," << all.call_us(r) << "," << gemm::residual_base_us(shipped, r.shape, r.call_timed()) << "," << shipped.waves;
     for (const Device* o : gpus) out << "," << (o == r.gpu ? gemm::predict_on(r, unseen.at(o), fits.at(o)) : gemm::predict_us(r, fits.at(o)));
     out << "\n";
   }

@@ -38,6 +38,12 @@ inline constexpr Params residual_base = [] {
 // against 46-89): the two host paths differ, by about the same share on every host.
 [[nodiscard]] constexpr double timed_call_us(const Shape& s) { return per_operation(s, fitted_call_us, fitted_bmm_call_us); }
 
+// The time of the tile model a residual corrects, as the residual was fitted on it (the study dump's shipped_us): the
+// kernel on residual_base, plus the timed call's overhead where the rows were timed calls. A residual's input.
+[[nodiscard]] constexpr double residual_base_us(const Estimate& e, const Shape& s, bool timed_call) {
+  return e.us + (timed_call ? timed_call_us(s) : 0);
+}
+
 // The tile model with the GPU's library efficiency (no residual), plus the call's overhead.
 [[nodiscard]] inline double calibrated_time_us(const Shape& s, const Device& g, double call_us, const Params& p = fitted) {
   return estimate(s, g, p, library_efficiency(g, s)).us + call_us;
@@ -73,8 +79,7 @@ struct PerOpTime {
   const ArchResidual* a = s.precision == Precision::fp32 ? arch_residual(g) : nullptr;
   if (!a) return {calibrated()};
   const Estimate e = estimate(s, g, residual_base);  // the residual was fitted on this tile model, without a library efficiency
-  const auto in = residual_inputs_of(s.batch, s.m, s.n, s.k, s.shared_weight, s.transposed_b, e.waves,
-                                     e.us + (a->whole_call ? timed_call_us(s) : 0));  // the time it was fitted on (the dump's shipped_us)
+  const auto in = residual_inputs_of(s.batch, s.m, s.n, s.k, s.shared_weight, s.transposed_b, e.waves, residual_base_us(e, s, a->whole_call));
   if (!residual_covers(*a, in)) return {calibrated(), PerOpTime::By::outside_residual, a};
   const double log_f = std::clamp(residual_log(*a, in), -residual_log_clamp, residual_log_clamp);
   if (!a->whole_call) return {e.us * std::exp(log_f) + call_us, PerOpTime::By::residual, a};
