@@ -2,7 +2,10 @@
 // on the same GPU and on the other one, with the shipped host profiles; next to the baselines.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <vector>
 #include <filesystem>
 
 #include "habitat/studies/iteration_study.hpp"
@@ -132,6 +135,48 @@ TEST_CASE("iteration time on the same GPU for steps from 10 us to 100 ms", "[acc
     CHECK(mid.mean_abs(&report::IterationRow::error) < 0.25);
     CHECK(s.mean_abs(&report::IterationRow::error) < (fitted ? 0.2 : 0.25));
   }
+}
+
+// The set once more with a with_stack twin after every step (steps/h200/run4, 2026-12-01, record_steps.py --stack-twins):
+// the same program timed un-profiled a second time seconds later, and profiled with Python's call records. Measured:
+// the two un-profiled timings within 1.4% (median); the steps without stacks as the other held-out runs (under
+// 0.1 ms 20.9%, all 16.7%); the twins 37.5% (under 0.1 ms 65.6%, +64.8% signed): the profiler's cost per Python
+// call record is not modelled yet, so a stack trace's step comes out too slow.
+TEST_CASE("steps recorded with and without Python stacks, back to back on one H200 machine", "[accuracy][sim]") {
+  const auto s = study("steps", "h200/run4", "h200/run4");
+  REQUIRE(s.rows.size() == 268);
+  const auto twin = [](const report::IterationRow& r) { return r.workload.ends_with("_stack"); };
+  report::IterationStudy plain, stacks;
+  std::map<std::string, double> measured;
+  for (const auto& r : s.rows) (twin(r) ? stacks : plain).rows.push_back(r), measured[r.workload] = r.measured_ms;
+  REQUIRE(plain.rows.size() == 140);
+  std::vector<double> drift;  // the same program timed twice without the profiler
+  for (const auto& r : stacks.rows)
+    if (auto base = measured.find(r.workload.substr(0, r.workload.size() - 6)); base != measured.end())
+      drift.push_back(std::abs(r.measured_ms / base->second - 1));
+  REQUIRE(drift.size() == 128);
+  std::nth_element(drift.begin(), drift.begin() + drift.size() / 2, drift.end());
+  const auto err = &report::IterationRow::error;
+  auto band = [&](const report::IterationStudy& from, double lo_ms, double hi_ms) {
+    report::IterationStudy b;
+    for (const auto& r : from.rows)
+      if (r.measured_ms >= lo_ms && r.measured_ms < hi_ms) b.rows.push_back(r);
+    return b;
+  };
+  std::printf("un-profiled twice, seconds apart: median |difference| %.1f%%\n", 100 * drift[drift.size() / 2]);
+  for (const auto* set : {&plain, &stacks}) {
+    const auto tiny = band(*set, 0, 0.1), small = band(*set, 0.1, 1), mid = band(*set, 1, 10);
+    std::printf("%-12s n=%3zu  mean |error| (profiled as recorded): under 0.1 ms %5.1f%% (%5.1f%%)  0.1-1 ms %5.1f%%  1-10 ms %5.1f%%  all %5.1f%% (%5.1f%%)\n",
+                set == &plain ? "no stacks" : "with stacks", set->rows.size(), 100 * tiny.mean_abs(err), 100 * tiny.mean_abs(&report::IterationRow::profiled_error),
+                100 * small.mean_abs(err), 100 * mid.mean_abs(err), 100 * set->mean_abs(err), 100 * set->mean_abs(&report::IterationRow::profiled_error));
+    CHECK(set->mean_abs(err) < 0.5 * set->mean_abs(&report::IterationRow::profiled_error));
+  }
+  CHECK(drift[drift.size() / 2] < 0.02);  // a steady host: what is left below is the model's
+  // Without stacks, the held-out runs' bounds (the test above).
+  CHECK(band(plain, 0, 0.1).mean_abs(err) < 0.4);
+  CHECK(band(plain, 0.1, 1).mean_abs(err) < 0.25);
+  CHECK(band(plain, 1, 10).mean_abs(err) < 0.25);
+  CHECK(plain.mean_abs(err) < 0.25);
 }
 
 TEST_CASE("a recording host without step counts borrows those of another host, scaled by their speed, and says so", "[accuracy][sim]") {
