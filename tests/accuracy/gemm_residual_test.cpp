@@ -115,8 +115,8 @@ TEST_CASE("GEMM residual: configurations drawn afresh, measured in another sessi
   for (const auto& [key, s] : by)
     std::printf("%-7s %-15s %4zu (%3zu covered) %7.1f%% %7.1f%%\n", key.first.c_str(), names[key.second], s.n, s.covered, 100 * s.plain / s.n,
                 100 * s.residual / s.n);
-  // By what the library ran: no rule of output tiles and K tells on this set when cuBLAS 13 takes its three-kernel
-  // sgemm_largek path with a memset (README, "Where the fresh set's error lies"), so the model cannot foresee it.
+  // By what the library ran: the tile model does not take cuBLAS 13's three-kernel sgemm_largek path with a memset,
+  // whose calls it has 50% too fast (README, "Where the fresh set's error lies").
   std::printf("\nBy what cuBLAS ran for the call: n, MAPE tile model | with the residual, mean signed error with it\n");
   for (const auto& [key, s] : by_launch)
     std::printf("%-36s %4zu %7.1f%% %7.1f%% %+7.1f%%\n", key.c_str(), s.n, 100 * s.plain / s.n, 100 * s.residual / s.n,

@@ -137,11 +137,12 @@ TEST_CASE("iteration time on the same GPU for steps from 10 us to 100 ms", "[acc
   }
 }
 
-// The set once more with a with_stack twin after every step (steps/h200/run4, 2026-12-01, record_steps.py --stack-twins):
-// the same program timed un-profiled a second time seconds later, and profiled with Python's call records. Measured:
-// the two un-profiled timings within 1.4% (median); the steps without stacks as the other held-out runs (under
-// 0.1 ms 20.9%, all 16.7%); the twins 37.5% (under 0.1 ms 65.6%, +64.8% signed): the profiler's cost per Python
-// call record is not modelled yet, so a stack trace's step comes out too slow.
+// The set once more with a with_stack twin right after each step that had no stack variant (steps/h200/run4,
+// 2026-12-01, record_steps.py --stack-twins): the same program timed un-profiled a second time, and profiled with
+// Python's call records. Measured: the two un-profiled timings 1.4% apart (median; 10.1% mean, 11% median over 1 ms:
+// the host's drift is as large as the errors there); the steps without stacks as the other held-out runs (under
+// 0.1 ms 20.9%, +19.7% signed, all 16.7%); the twins 37.5% (under 0.1 ms 65.6%, +64.8% signed): the profiler's cost
+// per Python call record is not modelled yet, so a stack trace's short step comes out too slow.
 TEST_CASE("steps recorded with and without Python stacks, back to back on one H200 machine", "[accuracy][sim]") {
   const auto s = study("steps", "h200/run4", "h200/run4");
   REQUIRE(s.rows.size() == 268);
@@ -163,15 +164,20 @@ TEST_CASE("steps recorded with and without Python stacks, back to back on one H2
       if (r.measured_ms >= lo_ms && r.measured_ms < hi_ms) b.rows.push_back(r);
     return b;
   };
-  std::printf("un-profiled twice, seconds apart: median |difference| %.1f%%\n", 100 * drift[drift.size() / 2]);
+  double drift_mean = 0;
+  for (double d : drift) drift_mean += d / static_cast<double>(drift.size());
+  std::printf("un-profiled twice: |difference| median %.1f%%, mean %.1f%%\n", 100 * drift[drift.size() / 2], 100 * drift_mean);
   for (const auto* set : {&plain, &stacks}) {
     const auto tiny = band(*set, 0, 0.1), small = band(*set, 0.1, 1), mid = band(*set, 1, 10);
-    std::printf("%-12s n=%3zu  mean |error| (profiled as recorded): under 0.1 ms %5.1f%% (%5.1f%%)  0.1-1 ms %5.1f%%  1-10 ms %5.1f%%  all %5.1f%% (%5.1f%%)\n",
-                set == &plain ? "no stacks" : "with stacks", set->rows.size(), 100 * tiny.mean_abs(err), 100 * tiny.mean_abs(&report::IterationRow::profiled_error),
-                100 * small.mean_abs(err), 100 * mid.mean_abs(err), 100 * set->mean_abs(err), 100 * set->mean_abs(&report::IterationRow::profiled_error));
+    const auto as_recorded = &report::IterationRow::profiled_error;
+    std::printf("%-12s n=%3zu  mean |error| (profiled as recorded): under 0.1 ms %5.1f%% (%5.1f%%)  0.1-1 ms %5.1f%%  "
+                "1-10 ms %5.1f%%  all %5.1f%% (%5.1f%%)\n",
+                set == &plain ? "no stacks" : "with stacks", set->rows.size(), 100 * tiny.mean_abs(err), 100 * tiny.mean_abs(as_recorded),
+                100 * small.mean_abs(err), 100 * mid.mean_abs(err), 100 * set->mean_abs(err), 100 * set->mean_abs(as_recorded));
     CHECK(set->mean_abs(err) < 0.5 * set->mean_abs(&report::IterationRow::profiled_error));
   }
-  CHECK(drift[drift.size() / 2] < 0.02);  // a steady host: what is left below is the model's
+  CHECK(drift[drift.size() / 2] < 0.02);  // the recording's median drift, as the README gives it
+  CHECK(stacks.mean_abs(err) < 0.45);     // 37.5% until Python's records are counted
   // Without stacks, the held-out runs' bounds (the test above).
   CHECK(band(plain, 0, 0.1).mean_abs(err) < 0.4);
   CHECK(band(plain, 0.1, 1).mean_abs(err) < 0.25);
