@@ -32,6 +32,14 @@ report::IterationStudy study(const std::string& set, const std::string& from, co
   return s;
 }
 
+// The rows of the steps measured to take lo_ms to hi_ms.
+report::IterationStudy band(const report::IterationStudy& from, double lo_ms, double hi_ms) {
+  report::IterationStudy b;
+  for (const auto& r : from.rows)
+    if (r.measured_ms >= lo_ms && r.measured_ms < hi_ms) b.rows.push_back(r);
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("the shipped H100 and H200 hosts carry a calibrated profiler cost", "[accuracy][sim]") {
@@ -113,13 +121,7 @@ TEST_CASE("iteration time on the same GPU for steps from 10 us to 100 ms", "[acc
     const bool fitted = std::string(run) == "h100";
     const auto s = study("steps", run, run);
     REQUIRE(s.rows.size() >= 100);
-    auto band = [&](double lo_ms, double hi_ms) {
-      report::IterationStudy b;
-      for (const auto& r : s.rows)
-        if (r.measured_ms >= lo_ms && r.measured_ms < hi_ms) b.rows.push_back(r);
-      return b;
-    };
-    const auto tiny = band(0, 0.1), small = band(0.1, 1), mid = band(1, 10);
+    const auto tiny = band(s, 0, 0.1), small = band(s, 0.1, 1), mid = band(s, 1, 10);
     std::printf("steps %-10s n=%3zu  mean |error| (profiled as recorded): under 0.1 ms %5.1f%% (%5.1f%%)  0.1-1 ms %5.1f%% (%5.1f%%)  "
                 "1-10 ms %5.1f%% (%5.1f%%)  all %5.1f%% (%5.1f%%)\n",
                 run, s.rows.size(), 100 * tiny.mean_abs(&report::IterationRow::error), 100 * tiny.mean_abs(&report::IterationRow::profiled_error),
@@ -158,12 +160,6 @@ TEST_CASE("steps recorded with and without Python stacks, back to back on one H2
   REQUIRE(drift.size() == 128);
   std::nth_element(drift.begin(), drift.begin() + drift.size() / 2, drift.end());
   const auto err = &report::IterationRow::error;
-  auto band = [&](const report::IterationStudy& from, double lo_ms, double hi_ms) {
-    report::IterationStudy b;
-    for (const auto& r : from.rows)
-      if (r.measured_ms >= lo_ms && r.measured_ms < hi_ms) b.rows.push_back(r);
-    return b;
-  };
   double drift_mean = 0;
   for (double d : drift) drift_mean += d / static_cast<double>(drift.size());
   std::printf("un-profiled twice: |difference| median %.1f%%, mean %.1f%%\n", 100 * drift[drift.size() / 2], 100 * drift_mean);
