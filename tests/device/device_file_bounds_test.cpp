@@ -132,4 +132,15 @@ TEST_CASE("host profiles: per-op times and profiler costs are finite and plausib
   refused_host(R"("step_cost": {"unprofiled": )" + count + R"(, "profiled": {"per_step_us": 1e400, "per_top_op_us": 1, "per_nested_op_us": 1, "per_enqueue_us": 1, "per_other_call_us": 1}})",
                "top level.step_cost.profiled.per_step_us", "got inf");
   refused_host(R"("step_cost": [1])", "top level.step_cost", "must be an object");
+  // Python's records (with_stack) cost the profiled step alone: optional there, refused in the un-profiled count.
+  const std::string with_python = count.substr(0, count.size() - 1) + R"(, "per_python_record_us": 4})";
+  CHECK(h.step_cost->profiled.per_python_record_us == 0);
+  const auto hp = parse(R"({"name": "h", "step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + with_python + "}}");
+  REQUIRE(hp.step_cost);
+  CHECK(hp.step_cost->profiled.per_python_record_us == 4);
+  CHECK(hp.step_cost->scaled(0.5).profiled.per_python_record_us == 2);
+  refused_host(R"("step_cost": {"unprofiled": )" + with_python + R"(, "profiled": )" + count + "}", "top level.step_cost.unprofiled.per_python_record_us",
+               "a step timed without the profiler records no Python functions");
+  refused_host(R"("step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + count.substr(0, count.size() - 1) + R"(, "per_python_record_us": -1}})",
+               "top level.step_cost.profiled.per_python_record_us", "got -1");
 }

@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     if (count && below >= 0) count->below = below;
     auto show = [](const sim::RecordCount& c) {
       return "constant " + std::to_string(c.per_step_us) + " us, per outermost op " + std::to_string(c.per_top_op_us) + ", per nested op " +
-             std::to_string(c.per_nested_op_us) + ", per enqueue " + std::to_string(c.per_enqueue_us) + ", per other call " + std::to_string(c.per_other_call_us);
+             std::to_string(c.per_nested_op_us) + ", per enqueue " + std::to_string(c.per_enqueue_us) + ", per other call " + std::to_string(c.per_other_call_us) +
+             (c.per_python_record_us > 0 ? ", per Python record " + std::to_string(c.per_python_record_us) : std::string());
     };
     if (count)
       std::printf("counts on the %td host-bound forward-only workloads:\n  un-profiled: %s\n  profiled:    %s\n",
@@ -86,9 +87,11 @@ int main(int argc, char** argv) {
                                    {"per_nested_op_us", c.per_nested_op_us}, {"per_enqueue_us", c.per_enqueue_us},
                                    {"per_other_call_us", c.per_other_call_us}};
       };
+      auto profiled = json(count->profiled);
+      profiled["per_python_record_us"] = count->profiled.per_python_record_us;
       std::cout << "\"step_cost\": "
                 << boost::json::serialize(boost::json::object{{"unprofiled", json(count->unprofiled)},
-                                                              {"profiled", json(count->profiled)},
+                                                              {"profiled", profiled},
                                                               {"above", count->above},
                                                               {"below", count->below}})
                 << "\n";

@@ -47,14 +47,17 @@ struct StepCounts {
   double top_ops = 0;       // outermost operation records (a Python call each)
   double nested_ops = 0;    // records inside another (dispatch below a Python call)
   double enqueues = 0, other_calls = 0;   // runtime calls that enqueue GPU work (launches, copies, fills), and the rest
+  double python_records = 0;  // Python function records (with_stack): a cost of the profiled step alone
 };
 
 // A host time as a linear count of a step's records: a constant per step plus a cost per record of each kind.
 struct RecordCount {
   double per_step_us = 0, per_top_op_us = 0, per_nested_op_us = 0, per_enqueue_us = 0, per_other_call_us = 0;
+  // The profiled count's alone: the same step records none without stacks, so the un-profiled count has none.
+  double per_python_record_us = 0;
   [[nodiscard]] double at(const StepCounts& c) const {
     return per_step_us + per_top_op_us * c.top_ops + per_nested_op_us * c.nested_ops + per_enqueue_us * c.enqueues +
-           per_other_call_us * c.other_calls;
+           per_other_call_us * c.other_calls + per_python_record_us * c.python_records;
   }
 };
 
@@ -85,7 +88,8 @@ struct StepCost {
   [[nodiscard]] StepCost scaled(double ratio) const {
     StepCost s = *this;
     for (RecordCount* c : {&s.unprofiled, &s.profiled})
-      for (double* x : {&c->per_step_us, &c->per_top_op_us, &c->per_nested_op_us, &c->per_enqueue_us, &c->per_other_call_us}) *x *= ratio;
+      for (double* x : {&c->per_step_us, &c->per_top_op_us, &c->per_nested_op_us, &c->per_enqueue_us, &c->per_other_call_us, &c->per_python_record_us})
+        *x *= ratio;
     return s;
   }
 };

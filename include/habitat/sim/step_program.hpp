@@ -169,6 +169,7 @@ inline void count_record(StepCounts& c, const HostCall& call) { (call.enqueues()
   StepCounts c;
   for (const auto& op : t.ops) count_record(c, op);
   for (const auto& call : t.calls) count_record(c, call);
+  c.python_records = t.python_records;
   return c;
 }
 

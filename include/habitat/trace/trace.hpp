@@ -119,6 +119,7 @@ struct Trace {
   std::vector<Kernel> kernels;     // sorted by start time
   std::vector<HostCall> calls;     // runtime and driver calls of the step, sorted by start time
   std::vector<double> marks_us;    // starts of the step's other profiler records (user annotations)
+  double python_records = 0;       // the step's Python function records (with_stack=True; 0 without): the profiler's cost
   struct Annotation {
     std::string name;
     double start_us = 0, duration_us = 0;

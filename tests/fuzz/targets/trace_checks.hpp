@@ -35,6 +35,7 @@ inline void check_trace(const Trace& t) {
     if (k.collective) require(k.collective->ranks >= 1, "a collective without its ranks");
   }
   for (double m : t.marks_us) require_finite(m, "annotation mark");
+  require_finite(t.python_records, "Python record count");
   require_finite(t.gpu_active_us(), "GPU active time");
   require_finite(t.gpu_busy_us(), "GPU busy time");
   require_finite(t.iteration_us(), "iteration time");

@@ -51,7 +51,7 @@ namespace detail {
 namespace json = boost::json;
 
 // Kineto renamed categories and keys over the years; accept both spellings.
-enum class Category { cpu_op, annotation, launch, kernel, memcpy, memset, other };
+enum class Category { cpu_op, annotation, launch, kernel, memcpy, memset, python, other };
 
 inline Category category_of(std::string_view cat) {
   if (is(cat, "cpu_op") || is(cat, "Operator")) return Category::cpu_op;
@@ -60,6 +60,7 @@ inline Category category_of(std::string_view cat) {
   if (is(cat, "kernel") || is(cat, "Kernel")) return Category::kernel;
   if (is(cat, "gpu_memcpy") || is(cat, "Memcpy")) return Category::memcpy;
   if (is(cat, "gpu_memset") || is(cat, "Memset")) return Category::memset;
+  if (is(cat, "python_function") || is(cat, "Python function")) return Category::python;
   return Category::other;
 }
 
@@ -164,6 +165,7 @@ struct Collector {
   std::vector<GpuSpan> gpu_spans;
   std::vector<HostCall> calls;    // kept runtime and driver calls
   std::vector<double> marks;      // kept user annotations other than steps
+  std::vector<double> python_starts;  // kept Python function records (with_stack)
   std::vector<Kernel> gpu;
   std::vector<Operation> ops;
   std::vector<json::object> device_props;
@@ -217,8 +219,8 @@ struct Collector {
 
   // Categories Kineto writes that habitat does not need (Python stacks, GPU-side step markers, sync events).
   static bool known_elsewhere(std::string_view cat) {
-    return is(cat, "python_function") || is(cat, "gpu_user_annotation") || is(cat, "Trace") || is(cat, "cuda_profiler_range") ||
-           is(cat, "overhead") || is(cat, "cuda_sync") || is(cat, "Python function") || is(cat, "ac2g") || is(cat, "fwdbwd");
+    return is(cat, "gpu_user_annotation") || is(cat, "Trace") || is(cat, "cuda_profiler_range") || is(cat, "overhead") ||
+           is(cat, "cuda_sync") || is(cat, "ac2g") || is(cat, "fwdbwd");
   }
 
   // Whether the trace's GPU is AMD's, decided as each device entry arrives (not per kernel, on the hot path).
@@ -266,6 +268,12 @@ struct Collector {
     const Category c = category_of(e.cat.str());
     if (c == Category::other) {
       if (!known_elsewhere(e.cat.str())) foreign.add(e.cat.str());
+      return;
+    }
+    // Only counted (the profiler's cost per record): one without a usable start is left out, as before
+    // stacks were counted, rather than refusing a trace over a record that changes no time.
+    if (c == Category::python) {
+      if (const auto ts = as_number(e.ts); ts && std::abs(*ts) <= max_timestamp_us && retention.keep(*ts)) python_starts.push_back(*ts);
       return;
     }
     const auto ts = as_number(e.ts);
@@ -351,7 +359,7 @@ struct Collector {
       }
       default: break;
     }
-    if (const std::size_t kept = ops.size() + calls.size() + gpu.size() + marks.size() + collective_marks.size();
+    if (const std::size_t kept = ops.size() + calls.size() + gpu.size() + marks.size() + python_starts.size() + collective_marks.size();
         kept > std::max(compact_at, 2 * kept_after_compaction))
       compact();
   }
@@ -362,9 +370,10 @@ struct Collector {
     std::erase_if(ops, [&](const Operation& op) { return !retention.keep(op.start_us); });
     std::erase_if(calls, [&](const HostCall& c) { return !retention.keep(c.start_us); });
     std::erase_if(marks, [&](double m) { return !retention.keep(m); });
+    std::erase_if(python_starts, [&](double m) { return !retention.keep(m); });
     std::erase_if(gpu, [&](const Kernel& k) { return !retention.keep_gpu(k.start_us); });
     std::erase_if(collective_marks, [&](const CollectiveMark& m) { return !retention.keep(m.start); });
-    kept_after_compaction = ops.size() + calls.size() + gpu.size() + marks.size() + collective_marks.size();
+    kept_after_compaction = ops.size() + calls.size() + gpu.size() + marks.size() + python_starts.size() + collective_marks.size();
   }
 
   void add_step(std::string_view n, double ts, double dur) {
@@ -1074,6 +1083,7 @@ inline void collectives_from_marks(Collector& c, Trace& t) {
   }
   for (const double m : c.marks)
     if (m >= lo && m <= hi) t.marks_us.push_back(m);
+  t.python_records = static_cast<double>(std::count_if(c.python_starts.begin(), c.python_starts.end(), [&](double m) { return m >= lo && m <= hi; }));
   for (const auto& o : c.optimizer_steps)
     if (o.start >= lo && o.start <= hi) t.optimizer_steps.push_back({o.name, o.start, o.dur});
 
