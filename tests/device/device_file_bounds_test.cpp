@@ -140,7 +140,7 @@ TEST_CASE("host profiles: per-op times and profiler costs are finite and plausib
   CHECK(hp.step_cost->profiled.per_python_record_us == 4);
   CHECK(hp.step_cost->scaled(0.5).profiled.per_python_record_us == 2);
   refused_host(R"("step_cost": {"unprofiled": )" + with_python + R"(, "profiled": )" + count + "}", "top level.step_cost.unprofiled.per_python_record_us",
-               "a step timed without the profiler records no Python functions");
+               "must be 0: only a profiled step has these records");
   refused_host(R"("step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + count.substr(0, count.size() - 1) + R"(, "per_python_record_us": -1}})",
                "top level.step_cost.profiled.per_python_record_us", "got -1");
 }

@@ -333,8 +333,8 @@ TEST_CASE("Input Strides are read and decide a GEMM's layout", "[kineto][gemm]")
   CHECK(b_transposed("mm_expanded.json", R"(,"Input Strides":[[128,1],[1,0]])") == std::optional<bool>(false));   // expanded: copied
 }
 
-// with_stack=True adds a record per Python frame; the profiled step pays for each (about 5 us on the H100
-// testbed's host), so the reader counts those of the chosen step. The fixture holds 150, 59 of them inside
+// with_stack=True adds a record per Python frame; the profiled step pays for each (the profiled count's
+// per_python_record_us), so the reader counts those of the chosen step. The fixture holds 150, 59 of them inside
 // its one ProfilerStep (counted from the JSON); the same step recorded without stacks has none.
 TEST_CASE("Python function records of a with_stack trace are counted within the step", "[kineto][sim]") {
   const Trace stack = kineto::read_trace(test::fixture("h100", "op_relu_4k_stack", "steps"));

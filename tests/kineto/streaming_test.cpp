@@ -20,8 +20,8 @@ namespace {
 
 enum class Order { annotations_first, annotations_after_events, gpu_first, shuffled };
 
-// `steps` steps 1 ms apart, each with one operation, one launch and its kernel ("k<i>"); the last
-// step launches nothing when `last_cpu_only`.
+// `steps` steps 1 ms apart, each with one operation (and a Python record around it), one launch and its kernel
+// ("k<i>"); the last step launches nothing when `last_cpu_only`.
 std::string steps_trace(int steps, Order order, bool last_cpu_only = false) {
   std::vector<std::string> cpu, gpu, annotations;
   for (int i = 1; i <= steps; ++i) {
@@ -30,7 +30,8 @@ std::string steps_trace(int steps, Order order, bool last_cpu_only = false) {
     annotations.push_back(R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + s + R"(","pid":1,"tid":1,"ts":)" + std::to_string(t0) +
                           R"(,"dur":900})");
     cpu.push_back(R"({"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":)" + std::to_string(t0 + 10) +
-                  R"(,"dur":100,"args":{"Input Dims":[[)" + s + R"(,1024]],"Input type":["float"]}})");
+                  R"(,"dur":100,"args":{"Input Dims":[[)" + s + R"(,1024]],"Input type":["float"]}},)" + "\n" +
+                  R"({"ph":"X","cat":"python_function","name":"train.py(9): step","pid":1,"tid":1,"ts":)" + std::to_string(t0 + 5) + R"(,"dur":200})");
     if (last_cpu_only && i == steps) continue;
     gpu.push_back(R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(t0 + 20) +
                   R"(,"dur":5,"args":{"correlation":)" + s + "}}");
@@ -124,12 +125,14 @@ TEST_CASE("what the reader holds does not grow with the number of steps", "[kine
   CHECK(c.ops.capacity() <= 2 * kineto::detail::Collector::compact_at);
   CHECK(c.gpu.capacity() <= 2 * kineto::detail::Collector::compact_at);
   CHECK(c.calls.capacity() <= 2 * kineto::detail::Collector::compact_at);
+  CHECK(c.python_starts.capacity() <= 2 * kineto::detail::Collector::compact_at);
   c.compact();
   CHECK(c.ops.size() == 1);
   CHECK(c.gpu.size() <= 2);  // the step's kernel, and the one before it within the clock slack
   // And the whole read agrees.
   const Trace t = kineto::read_trace(p);
   CHECK(t.step_name == "ProfilerStep#60000");
+  CHECK(t.python_records == 1);
   REQUIRE(t.kernels.size() == 1);
   CHECK(t.kernels[0].name == "k60000");
 }

@@ -285,7 +285,12 @@ TEST_CASE("traces with missing or unusual host events still predict, saying what
       ev.push_back({{"ph", "X"}, {"cat", "cuda_runtime"}, {"name", "cudaHostAlloc"}, {"pid", 1}, {"tid", 997}, {"ts", ts + 3}, {"dur", 4.0},
                     {"args", {{"correlation", 90000000 + i}}}});
     }
+    // Python records are counted within the step: one whose 'ts' is a string too; none without 'ts' or outside it.
+    ev.push_back({{"ph", "X"}, {"cat", "python_function"}, {"name", "a"}, {"pid", 1}, {"tid", 999}, {"ts", std::to_string(lo + 1)}, {"dur", 1.0}});
+    ev.push_back({{"ph", "X"}, {"cat", "python_function"}, {"name", "b"}, {"pid", 1}, {"tid", 999}, {"dur", 1.0}});
+    ev.push_back({{"ph", "X"}, {"cat", "python_function"}, {"name", "c"}, {"pid", 1}, {"tid", 999}, {"ts", hi + 1e6}, {"dur", 1.0}});
     const Trace t = predicts(test::write_temp("foreign.json", boost::json::serialize(doc)));
+    CHECK(t.python_records == 51);
     std::set<std::int64_t> threads;
     for (const auto& c : t.calls) threads.insert(c.thread);
     CHECK(threads.size() >= 2);

@@ -49,10 +49,11 @@ int main(int argc, char** argv) {
     auto count = no_count ? std::nullopt : sim::fit_step_cost(cases);
     if (count && above >= 0) count->above = above;
     if (count && below >= 0) count->below = below;
-    auto show = [](const sim::RecordCount& c) {
-      return "constant " + std::to_string(c.per_step_us) + " us, per outermost op " + std::to_string(c.per_top_op_us) + ", per nested op " +
-             std::to_string(c.per_nested_op_us) + ", per enqueue " + std::to_string(c.per_enqueue_us) + ", per other call " + std::to_string(c.per_other_call_us) +
-             (c.per_python_record_us > 0 ? ", per Python record " + std::to_string(c.per_python_record_us) : std::string());
+    auto show = [](const sim::RecordCount& c) {  // the host profile's keys; a profiled-only term where it has a cost
+      std::string out;
+      for (const auto& term : sim::record_terms)
+        if (!term.profiled_only || c.*term.cost > 0) out += (out.empty() ? "" : ", ") + std::string(term.key) + " " + std::to_string(c.*term.cost);
+      return out;
     };
     if (count)
       std::printf("counts on the %td host-bound forward-only workloads:\n  un-profiled: %s\n  profiled:    %s\n",
@@ -82,16 +83,15 @@ int main(int argc, char** argv) {
                               {"workloads", cases.size()}};
     std::cout << "\n\"profiler\": " << boost::json::serialize(block) << "\n";
     if (count) {
-      auto json = [](const sim::RecordCount& c) {
-        return boost::json::object{{"per_step_us", c.per_step_us},       {"per_top_op_us", c.per_top_op_us},
-                                   {"per_nested_op_us", c.per_nested_op_us}, {"per_enqueue_us", c.per_enqueue_us},
-                                   {"per_other_call_us", c.per_other_call_us}};
+      auto json = [](const sim::RecordCount& c, bool profiled) {
+        boost::json::object o;
+        for (const auto& term : sim::record_terms)
+          if (profiled || !term.profiled_only) o[term.key] = c.*term.cost;
+        return o;
       };
-      auto profiled = json(count->profiled);
-      profiled["per_python_record_us"] = count->profiled.per_python_record_us;
       std::cout << "\"step_cost\": "
-                << boost::json::serialize(boost::json::object{{"unprofiled", json(count->unprofiled)},
-                                                              {"profiled", profiled},
+                << boost::json::serialize(boost::json::object{{"unprofiled", json(count->unprofiled, false)},
+                                                              {"profiled", json(count->profiled, true)},
                                                               {"above", count->above},
                                                               {"below", count->below}})
                 << "\n";

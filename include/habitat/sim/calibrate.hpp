@@ -159,18 +159,22 @@ template <std::size_t N>
 // The two counts of StepCost fitted on the host-bound forward-only cases: non-negative least squares of
 // the measured (un-profiled) time and of the recorded host time on the record counts, relative (each case
 // weighted by 1 / its time, so that 20 us steps count as much as 20 ms ones).
-// Python's records (with_stack) are a column of the profiled fit alone: the un-profiled step records none.
+// A term of the profiled step alone (Python's records, with_stack) is a column of the profiled fit only.
 [[nodiscard]] inline std::optional<StepCost> fit_step_cost(const std::vector<CalibrationCase>& cases) {
-  std::vector<std::array<double, 6>> xu, xp;
+  constexpr std::size_t n_terms = record_terms.size();
+  std::vector<std::array<double, n_terms>> xu, xp;
   std::vector<double> y;
   for (const auto& c : cases) {
     if (!informs_count(c)) continue;
     const StepCounts n = step_counts(*c.trace);
-    const std::array<double, 6> row{1, n.top_ops, n.nested_ops, n.enqueues, n.other_calls, n.python_records};
     const double recorded = build_program(*c.trace, {}).recorded_host_us;
     if (!(recorded > 0)) continue;
-    std::array<double, 6> u, p;
-    for (std::size_t i = 0; i < 6; ++i) u[i] = (i < 5 ? row[i] : 0) / c.measured_us, p[i] = row[i] / recorded;
+    std::array<double, n_terms> u, p;
+    for (std::size_t i = 0; i < n_terms; ++i) {
+      const double records = records_of(record_terms[i], n);
+      u[i] = record_terms[i].profiled_only ? 0.0 : records / c.measured_us;
+      p[i] = records / recorded;
+    }
     xu.push_back(u);
     xp.push_back(p);
     y.push_back(1.0);
@@ -178,7 +182,11 @@ template <std::size_t N>
   if (y.size() < 8) return std::nullopt;
   const auto u = nonnegative_least_squares(xu, y), p = nonnegative_least_squares(xp, y);
   if (!u || !p) return std::nullopt;
-  auto count = [](const std::array<double, 6>& b) { return RecordCount{b[0], b[1], b[2], b[3], b[4], b[5]}; };
+  auto count = [](const std::array<double, n_terms>& b) {
+    RecordCount r;
+    for (std::size_t i = 0; i < n_terms; ++i) r.*record_terms[i].cost = b[i];
+    return r;
+  };
   StepCost cost;  // the bands and the borrowing note keep their defaults
   cost.unprofiled = count(*u);
   cost.profiled = count(*p);

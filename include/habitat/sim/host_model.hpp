@@ -2,9 +2,11 @@
 // How the host's time in a trace becomes the host time of an un-profiled step on (possibly) another host:
 // the profiler's cost per record is removed, then the rest is scaled by the two hosts' speed.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace habitat::sim {
@@ -55,11 +57,32 @@ struct RecordCount {
   double per_step_us = 0, per_top_op_us = 0, per_nested_op_us = 0, per_enqueue_us = 0, per_other_call_us = 0;
   // The profiled count's alone: the same step records none without stacks, so the un-profiled count has none.
   double per_python_record_us = 0;
-  [[nodiscard]] double at(const StepCounts& c) const {
-    return per_step_us + per_top_op_us * c.top_ops + per_nested_op_us * c.nested_ops + per_enqueue_us * c.enqueues +
-           per_other_call_us * c.other_calls + per_python_record_us * c.python_records;
-  }
+  [[nodiscard]] double at(const StepCounts& c) const;
 };
+
+// The count's terms, in one list for evaluating, scaling, fitting, reading and writing them: the host profile's
+// key, the cost, the record count it multiplies (none: the constant) and whether only the profiled step has it.
+struct RecordTerm {
+  std::string_view key;
+  double RecordCount::*cost;
+  double StepCounts::*count;
+  bool profiled_only;
+};
+inline constexpr std::array<RecordTerm, 6> record_terms{{
+    {"per_step_us", &RecordCount::per_step_us, nullptr, false},
+    {"per_top_op_us", &RecordCount::per_top_op_us, &StepCounts::top_ops, false},
+    {"per_nested_op_us", &RecordCount::per_nested_op_us, &StepCounts::nested_ops, false},
+    {"per_enqueue_us", &RecordCount::per_enqueue_us, &StepCounts::enqueues, false},
+    {"per_other_call_us", &RecordCount::per_other_call_us, &StepCounts::other_calls, false},
+    {"per_python_record_us", &RecordCount::per_python_record_us, &StepCounts::python_records, true},
+}};
+[[nodiscard]] inline double records_of(const RecordTerm& term, const StepCounts& c) { return term.count ? c.*term.count : 1.0; }
+
+inline double RecordCount::at(const StepCounts& c) const {
+  double t = 0;
+  for (const auto& term : record_terms) t += this->*term.cost * records_of(term, c);
+  return t;
+}
 
 // The un-profiled host time of a forward-only step from what it records: two counts fitted on the same
 // steps of a measured host (fixtures/steps/: 144 steps of 10 us to 100 ms, profiled and timed un-profiled;
@@ -88,8 +111,7 @@ struct StepCost {
   [[nodiscard]] StepCost scaled(double ratio) const {
     StepCost s = *this;
     for (RecordCount* c : {&s.unprofiled, &s.profiled})
-      for (double* x : {&c->per_step_us, &c->per_top_op_us, &c->per_nested_op_us, &c->per_enqueue_us, &c->per_other_call_us, &c->per_python_record_us})
-        *x *= ratio;
+      for (const auto& term : record_terms) c->*term.cost *= ratio;
     return s;
   }
 };

@@ -76,12 +76,15 @@ struct HostProfile {
       const habitat::detail::JsonPlace qat{at.file, pat.place + "." + key};
       if (!q || !q->is_object()) throw make_error(at.file, qat.place, "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us)");
       const auto& qo = q->get_object();
-      *count = {habitat::detail::number_in(qo, "per_step_us", qat, cost), habitat::detail::number_in(qo, "per_top_op_us", qat, cost),
-                habitat::detail::number_in(qo, "per_nested_op_us", qat, cost), habitat::detail::number_in(qo, "per_enqueue_us", qat, cost),
-                habitat::detail::number_in(qo, "per_other_call_us", qat, cost)};
-      count->per_python_record_us = habitat::detail::opt_number_in(qo, "per_python_record_us", qat, cost).value_or(0);
-      if (count == &c.unprofiled && count->per_python_record_us > 0)
-        throw make_error(at.file, qat.place + ".per_python_record_us", "must be 0: a step timed without the profiler records no Python functions");
+      for (const auto& term : record_terms) {
+        if (!term.profiled_only) {
+          (*count).*term.cost = habitat::detail::number_in(qo, term.key, qat, cost);
+          continue;
+        }
+        (*count).*term.cost = habitat::detail::opt_number_in(qo, term.key, qat, cost).value_or(0);
+        if (count == &c.unprofiled && (*count).*term.cost > 0)
+          throw make_error(at.file, qat.place + "." + std::string(term.key), "must be 0: only a profiled step has these records");
+      }
       if (!(count->per_step_us + count->per_top_op_us + count->per_enqueue_us > 0))
         throw make_error(at.file, qat.place, "per_step_us, per_top_op_us and per_enqueue_us are all 0: nothing to count");
     }

@@ -239,6 +239,21 @@ inline constexpr double tracker_cost_per_range_us = 6.6;
          b + " a range, as measured on the H200 testbed's host (taken for every host)";
 }
 
+// What the host model makes of a with_stack trace's Python function records, in words for the output; empty
+// without them. A counted step charges each in its profiled count; other steps leave them to the profiler's slowdown.
+[[nodiscard]] inline std::string python_records_assumption(const Trace& t, const HostModel& host) {
+  if (!(t.python_records > 0)) return {};
+  char b[96];
+  std::snprintf(b, sizeof b, "the step's %.0f Python function records (with_stack)", t.python_records);
+  if (host.step_cost && host.step_cost->profiled.per_python_record_us > 0 && counted_step(t)) {
+    char c[32];
+    std::snprintf(c, sizeof c, "%.1f us", host.step_cost->profiled.per_python_record_us);
+    return std::string(b) + " are the profiler's cost: " + c + " each on the recording host, as its profiled step count has it";
+  }
+  return std::string(b) + " are left to the profiler's slowdown, which was fitted on steps without stacks: record without with_stack "
+                          "for the best host time";
+}
+
 // The program before its external delays are fitted (sim::build_program, simulator.hpp, fits them).
 [[nodiscard]] inline StepProgram build_program_unfitted(const Trace& t, const HostModel& host_model) {
   // A trace no profiler recorded has no profiler cost to remove (trace/recorder.hpp).

@@ -1,6 +1,7 @@
 #pragma once
 // What a trace the Kineto reader accepted must satisfy: every time and size finite and non-negative where
 // it is a duration or a size, and every launch within CUDA's limits.
+#include <cmath>
 #include <string>
 
 #include "fuzz_common.hpp"
@@ -35,7 +36,7 @@ inline void check_trace(const Trace& t) {
     if (k.collective) require(k.collective->ranks >= 1, "a collective without its ranks");
   }
   for (double m : t.marks_us) require_finite(m, "annotation mark");
-  require_finite(t.python_records, "Python record count");
+  require(t.python_records >= 0 && t.python_records == std::floor(t.python_records) && t.python_records <= 1e12, "a Python record count that is no count");
   require_finite(t.gpu_active_us(), "GPU active time");
   require_finite(t.gpu_busy_us(), "GPU busy time");
   require_finite(t.iteration_us(), "iteration time");

@@ -217,7 +217,7 @@ struct Collector {
   Collector(std::string p, std::optional<long> step, std::string step_marker = {})
       : path(std::move(p)), retention(step), marker(std::move(step_marker)) {}
 
-  // Categories Kineto writes that habitat does not need (Python stacks, GPU-side step markers, sync events).
+  // Categories Kineto writes that habitat does not need (GPU-side step markers, sync events, flow arrows).
   static bool known_elsewhere(std::string_view cat) {
     return is(cat, "gpu_user_annotation") || is(cat, "Trace") || is(cat, "cuda_profiler_range") || is(cat, "overhead") ||
            is(cat, "cuda_sync") || is(cat, "ac2g") || is(cat, "fwdbwd");
@@ -274,6 +274,7 @@ struct Collector {
     // stacks were counted, rather than refusing a trace over a record that changes no time.
     if (c == Category::python) {
       if (const auto ts = as_number(e.ts); ts && std::abs(*ts) <= max_timestamp_us && retention.keep(*ts)) python_starts.push_back(*ts);
+      compact_when_doubled();  // Kineto writes a trace's Python records in one block: bound it as it streams
       return;
     }
     const auto ts = as_number(e.ts);
@@ -359,9 +360,14 @@ struct Collector {
       }
       default: break;
     }
-    if (const std::size_t kept = ops.size() + calls.size() + gpu.size() + marks.size() + python_starts.size() + collective_marks.size();
-        kept > std::max(compact_at, 2 * kept_after_compaction))
-      compact();
+    compact_when_doubled();
+  }
+
+  [[nodiscard]] std::size_t kept_events() const {
+    return ops.size() + calls.size() + gpu.size() + marks.size() + python_starts.size() + collective_marks.size();
+  }
+  void compact_when_doubled() {
+    if (kept_events() > std::max(compact_at, 2 * kept_after_compaction)) compact();
   }
 
   // Drops what the steps seen since the last compaction rule out; run when the kept events have doubled,
@@ -373,7 +379,7 @@ struct Collector {
     std::erase_if(python_starts, [&](double m) { return !retention.keep(m); });
     std::erase_if(gpu, [&](const Kernel& k) { return !retention.keep_gpu(k.start_us); });
     std::erase_if(collective_marks, [&](const CollectiveMark& m) { return !retention.keep(m.start); });
-    kept_after_compaction = ops.size() + calls.size() + gpu.size() + marks.size() + python_starts.size() + collective_marks.size();
+    kept_after_compaction = kept_events();
   }
 
   void add_step(std::string_view n, double ts, double dur) {
