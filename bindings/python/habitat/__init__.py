@@ -15,6 +15,14 @@ or track a step live and predict it, with no file to manage::
             t.step()
     print(t.predict(to=["H200", "L4"], batch=32))
 
+or, as in Listing 1 of the Habitat paper (USENIX ATC'21), track one iteration and move it to another GPU::
+
+    tracker = habitat.OperationTracker(origin_device=habitat.Device.H100)
+    with tracker.track():
+        train_step()
+    trace = tracker.get_tracked_trace()
+    print(trace.run_time_ms, trace.to_device(habitat.Device.V100).run_time_ms)
+
 The numbers are those of ``habitat predict --format json``: the same C++ code computes both.
 Every input error raises :class:`habitat.Error` with the file, the place and the problem.
 """
@@ -29,7 +37,8 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 from . import _habitat
 from ._habitat import Error
 
-__all__ = ["Error", "Device", "Prediction", "Result", "devices", "device", "predict", "track", "Tracker", "__version__"]
+__all__ = ["Error", "UnknownDevice", "Device", "Prediction", "Result", "devices", "device", "predict", "track", "Tracker",
+           "OperationTracker", "TrackedTrace", "PredictedTrace", "__version__"]
 __version__: str = _habitat.__version__
 
 # The learned operation models of predictor="hybrid" travel with an installed package.
@@ -38,9 +47,27 @@ if os.path.isdir(_models):
     os.environ.setdefault("HABITAT_MODELS", _models)
 
 
+class UnknownDevice(Error, AttributeError):
+    """``habitat.Device.<name>`` for a name the catalog does not know, or one that fits several GPUs."""
+
+
+class _Catalog(type):
+    """``habitat.Device.V100``, ``habitat.Device.RTX2070``: a catalog GPU by attribute, as Listing 1 of the Habitat
+    paper names them (the CLI's name rules: case and punctuation aside)."""
+
+    def __getattr__(cls, name: str) -> "Device":
+        if name.startswith("_") or name in cls.__dict__.get("__annotations__", {}):
+            raise AttributeError(name)
+        try:
+            return device(name)
+        except Error as e:
+            raise UnknownDevice(f"habitat.Device.{name}: {e}") from None
+
+
 @dataclass(frozen=True)
-class Device:
-    """One GPU of the catalog (``habitat devices``): its physics, price and how far it was validated."""
+class Device(metaclass=_Catalog):
+    """One GPU of the catalog (``habitat devices``): its physics, price and how far it was validated.
+    ``habitat.Device.V100`` (any catalog name as an attribute) is :func:`habitat.device` ("V100")."""
 
     name: str
     compute_capability: str
@@ -244,3 +271,4 @@ def predict(trace: Any, to: Union[str, Sequence[str]] = ("all",), batch: Optiona
 
 
 from .track import Tracker, track  # noqa: E402  (uses predict)
+from .operation_tracker import OperationTracker, PredictedTrace, TrackedTrace  # noqa: E402  (the paper's Listing 1)

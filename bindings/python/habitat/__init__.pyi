@@ -1,12 +1,16 @@
-# Type hints of the habitat package (the implementation is __init__.py and track.py over the C++ core).
+# Type hints of the habitat package (the implementation is __init__.py, track.py and operation_tracker.py over the C++ core).
 import os
-from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, ContextManager, Iterator, Mapping, Optional, Sequence, Union
 
 __version__: str
 
 class Error(ValueError): ...
+class UnknownDevice(Error, AttributeError): ...
 
-class Device:
+class _Catalog(type):
+    def __getattr__(cls, name: str) -> Device: ...
+
+class Device(metaclass=_Catalog):
     name: str
     compute_capability: str
     sms: int
@@ -66,3 +70,27 @@ class Tracker:
     def save(self, path: str) -> str: ...
 
 def track(origin: Optional[str] = ..., sync: bool = ...) -> Tracker: ...
+
+class PredictedTrace:
+    prediction: Prediction
+    device: str
+    run_time_ms: float
+    warnings: list[str]
+
+class TrackedTrace:
+    path: str
+    origin_device: str
+    run_time_ms: float
+    profiled_ms: float
+    warnings: list[str]
+    def __init__(self, path: str, origin_device: Union[Device, str, None] = ..., _owner: Any = ..., step_marker: Optional[str] = ...,
+                 **predict_args: Any) -> None: ...
+    def to_device(self, device: Union[Device, str]) -> PredictedTrace: ...
+
+class OperationTracker:
+    origin_device: Union[Device, str, None]
+    sync: bool
+    def __init__(self, origin_device: Union[Device, str, None] = ..., sync: bool = ..., **predict_args: Any) -> None: ...
+    def track(self) -> ContextManager[OperationTracker]: ...
+    def get_tracked_trace(self) -> TrackedTrace: ...
+    def save(self, path: str) -> str: ...
