@@ -122,7 +122,10 @@ TEST_CASE("host profiles: per-op times and profiler costs are finite and plausib
   CHECK(h.step_cost->unprofiled.per_top_op_us == 20);
   CHECK(h.step_cost->above == 0.3);
   CHECK(h.step_cost->below == habitat::sim::StepCost{}.below);
-  refused_host(R"("step_cost": {"unprofiled": )" + count + "}", "top level.step_cost.profiled", "missing object");
+  refused_host(R"("step_cost": {"unprofiled": )" + count + "}", "top level.step_cost.profiled",
+               "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us, per_python_record_us (optional))");
+  refused_host(R"("step_cost": {"profiled": )" + count + "}", "top level.step_cost.unprofiled",
+               "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us)");
   refused_host(R"("step_cost": {"unprofiled": {"per_step_us": 1}, "profiled": )" + count + "}", "top level.step_cost.unprofiled",
                "missing number field 'per_top_op_us'");
   refused_host(R"("step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + count + R"(, "below": 2})", "top level.step_cost.below", "from 0 to 1");

@@ -146,12 +146,12 @@ TEST_CASE("old-format ProfilerStep operators and optimizer-step iterations: refu
 }
 
 namespace {
-// Steps of one kernel each, 100 us apart; the kernel of step i runs gpu_us[i]. Each step is a ProfilerStep#N, or
-// an annotation named `marker` where one is given.
-std::string steps_trace(const std::vector<int>& gpu_us, const std::string& marker = "") {
+// Steps of one kernel each, 100 us apart; the kernel of step i runs gpu_us[i]. Each step is a ProfilerStep#N (N from
+// `first`), or an annotation named `marker` where one is given.
+std::string steps_trace(const std::vector<int>& gpu_us, const std::string& marker = "", std::size_t first = 1) {
   std::string ev;
   for (std::size_t i = 0; i < gpu_us.size(); ++i) {
-    const std::string t0 = std::to_string(1000 * i), corr = std::to_string(10 + i), n = std::to_string(i + 1);
+    const std::string t0 = std::to_string(1000 * i), corr = std::to_string(10 + i), n = std::to_string(i + first);
     if (i) ev += ",";
     ev += R"({"ph":"X","cat":"user_annotation","name":")" + (marker.empty() ? "ProfilerStep#" + n : marker) + R"(","pid":1,"tid":1,"ts":)" + t0 +
           R"(,"dur":900},)";
@@ -176,6 +176,22 @@ TEST_CASE("an outlier last step gives way to the most typical one, and says so",
   const Trace typical = kineto::read_trace(test::write_temp("typical_steps.json", steps_trace({200, 210, 190, 205, 215})));
   CHECK(typical.step_name == "ProfilerStep#5");
   for (const auto& w : typical.warnings) CHECK(w.find("off the median") == std::string::npos);
+}
+
+// ProfilerStep#0 is a profiler session's first step, which pays the profiler's start: said where it is the step read.
+TEST_CASE("the profiler session's first step is read with a warning that it carries the profiler's start", "[kineto]") {
+  const auto first_step = [](const Trace& t) {
+    return std::any_of(t.warnings.begin(), t.warnings.end(), [](const std::string& w) { return w.find("session's first step") != std::string::npos; });
+  };
+  const Trace only = kineto::read_trace(test::write_temp("step0_only.json", steps_trace({200}, "", 0)));
+  CHECK(only.step_name == "ProfilerStep#0");
+  CHECK(first_step(only));
+  const auto path = test::write_temp("step0_then_1.json", steps_trace({200, 205}, "", 0));
+  const Trace later = kineto::read_trace(path);
+  CHECK(later.step_name == "ProfilerStep#1");
+  CHECK_FALSE(first_step(later));
+  CHECK(first_step(kineto::read_trace(path, {.step = 0})));
+  CHECK_FALSE(first_step(kineto::read_trace(test::write_temp("marker0.json", steps_trace({200}, "train_step", 0)), {.step_marker = "train_step"})));
 }
 
 // A user's own step annotation (--step-marker): our fixtures with ProfilerStep#N renamed to one name, as a

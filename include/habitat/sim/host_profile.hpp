@@ -74,7 +74,12 @@ struct HostProfile {
     for (auto [key, count] : {std::pair{"unprofiled", &c.unprofiled}, {"profiled", &c.profiled}}) {
       const auto* q = po.if_contains(key);
       const habitat::detail::JsonPlace qat{at.file, pat.place + "." + key};
-      if (!q || !q->is_object()) throw make_error(at.file, qat.place, "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us)");
+      if (!q || !q->is_object()) {
+        std::string keys;  // the count's terms, as record_terms has them
+        for (const auto& term : record_terms)
+          if (!term.profiled_only || count == &c.profiled) keys += (keys.empty() ? "" : ", ") + std::string(term.key) + (term.profiled_only ? " (optional)" : "");
+        throw make_error(at.file, qat.place, "missing object (" + keys + ")");
+      }
       const auto& qo = q->get_object();
       for (const auto& term : record_terms) {
         if (!term.profiled_only) {
