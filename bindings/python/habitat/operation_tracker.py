@@ -14,8 +14,8 @@ with the host model (the profiler's cost removed), as ``habitat predict`` does. 
 pays CUPTI's start-up in its host time, so the tracker runs a short throwaway session first. Warm the iteration
 up before tracking it (cuDNN's autotuning, the caching allocator), as before timing it.
 
-Recording needs only PyTorch (fixtures/record/listing1_check.py runs it on a GPU machine without the extension);
-prediction goes through :func:`habitat.predict`.
+Recording needs only PyTorch (fixtures/record/listing1_check.py runs it on a GPU machine, with a stand-in for the
+extension); prediction goes through :func:`habitat.predict`.
 """
 from __future__ import annotations
 
@@ -24,15 +24,13 @@ import os
 import tempfile
 from typing import Any, Dict, Iterator, Optional
 
+from ._habitat import Error
+from .track import save_trace
+
 # The annotation around the tracked block; habitat.predict takes it as the step (step_marker).
 STEP_MARKER = "habitat::tracked_iteration"
 
 _profiler_warmed = False
-
-
-def _error(message: str) -> Exception:
-    from ._habitat import Error  # imported late: recording runs without the extension
-    return Error(message)
 
 
 def _name(device: Any) -> Optional[str]:
@@ -140,9 +138,9 @@ class OperationTracker:
             from torch.autograd.profiler import record_function
             from torch.profiler import ProfilerActivity, profile
         except ImportError as e:
-            raise _error("habitat.OperationTracker needs PyTorch (import torch failed: %s)" % e) from e
+            raise Error("habitat.OperationTracker needs PyTorch (import torch failed: %s)" % e) from e
         if not torch.cuda.is_available():
-            raise _error("habitat.OperationTracker: saw no GPU work: PyTorch finds no CUDA device here "
+            raise Error("habitat.OperationTracker: saw no GPU work: PyTorch finds no CUDA device here "
                          "(torch.cuda.is_available() is False), so there is no GPU iteration to predict from. Run it on a GPU.")
         warm_profiler(torch)
         if not self.session_warmup:
@@ -174,19 +172,14 @@ class OperationTracker:
 
     def get_tracked_trace(self) -> TrackedTrace:
         if self._path is None:
-            raise _error("habitat.OperationTracker: nothing tracked yet; call get_tracked_trace() after 'with tracker.track():'")
+            raise Error("habitat.OperationTracker: nothing tracked yet; call get_tracked_trace() after 'with tracker.track():'")
         return TrackedTrace(self._path, self.origin_device, self, **self._args)
 
     def save(self, path: str) -> str:
         """Keep the tracked iteration's trace (gzip if the name ends in .gz); ``TrackedTrace(path)`` reads it back."""
-        import gzip
-        import shutil
         if self._path is None:
-            raise _error("habitat.OperationTracker: nothing tracked yet")
-        opener = gzip.open if path.endswith(".gz") else open
-        with open(self._path, "rb") as src, opener(path, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        return path
+            raise Error("habitat.OperationTracker: nothing tracked yet")
+        return save_trace(self._path, path)
 
     def __del__(self) -> None:
         for path in self._files:

@@ -15,6 +15,16 @@ from ._habitat import Error
 WAIT, WARMUP, ACTIVE = 1, 2, 1
 
 
+def save_trace(recorded: str, path: str) -> str:
+    """Copy a recorded trace to ``path``, gzipped if the name ends in .gz."""
+    import gzip
+    import shutil
+    opener = gzip.open if path.endswith(".gz") else open
+    with open(recorded, "rb") as src, opener(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return path
+
+
 class Tracker:
     """Context manager around training steps; ``predict`` afterwards (the arguments of :func:`habitat.predict`)."""
 
@@ -79,14 +89,9 @@ class Tracker:
 
     def save(self, path: str) -> str:
         """Keep the recorded trace (gzip if the name ends in .gz), e.g. to use it with the CLI."""
-        import gzip
-        import shutil
         if self._trace is None:
             raise Error("habitat.track: nothing recorded yet")
-        opener = gzip.open if path.endswith(".gz") else open
-        with open(self._trace, "rb") as src, opener(path, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        return path
+        return save_trace(self._trace, path)
 
     def __del__(self) -> None:
         if self._trace:

@@ -1040,8 +1040,8 @@ inline void collectives_from_marks(Collector& c, Trace& t) {
   // profiler's start, which the host model, calibrated on warmed-up steps, does not remove (fixtures/track/listing1).
   if (!synthesized && c.marker.empty() && step->number == 0)
     t.warnings.push_back("ProfilerStep#0 is the profiler session's first step, whose host time carries the profiler's start "
-                         "(single iterations so recorded on an H200 came out 21% off the un-profiled loop, mostly too slow; "
-                         "7.7% after one warm-up step): record with a warm-up step, e.g. schedule(wait=1, warmup=1, active=1)");
+                         "(single iterations so recorded on two H200 machines came out 20% off the un-profiled loop, mostly too slow; "
+                         "12% after one warm-up step): record with a warm-up step, e.g. schedule(wait=1, warmup=1, active=1)");
   t.step_start_us = step->start;
   t.step_duration_us = step->dur;
   const double lo = step->start, hi = step->start + step->dur;
