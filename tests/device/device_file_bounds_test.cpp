@@ -123,7 +123,8 @@ TEST_CASE("host profiles: per-op times and profiler costs are finite and plausib
   CHECK(h.step_cost->above == 0.3);
   CHECK(h.step_cost->below == habitat::sim::StepCost{}.below);
   refused_host(R"("step_cost": {"unprofiled": )" + count + "}", "top level.step_cost.profiled",
-               "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us, per_python_record_us (optional))");
+               "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us, per_python_record_us (optional), "
+               "per_first_step_us (optional))");
   refused_host(R"("step_cost": {"profiled": )" + count + "}", "top level.step_cost.unprofiled",
                "missing object (per_step_us, per_top_op_us, per_nested_op_us, per_enqueue_us, per_other_call_us)");
   refused_host(R"("step_cost": {"unprofiled": {"per_step_us": 1}, "profiled": )" + count + "}", "top level.step_cost.unprofiled",
@@ -146,4 +147,12 @@ TEST_CASE("host profiles: per-op times and profiler costs are finite and plausib
                "must be 0: only a profiled step has these records");
   refused_host(R"("step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + count.substr(0, count.size() - 1) + R"(, "per_python_record_us": -1}})",
                "top level.step_cost.profiled.per_python_record_us", "got -1");
+  // So does a session's first active step's extra (per_first_step_us).
+  const auto hf = parse(R"({"name": "h", "step_cost": {"unprofiled": )" + count + R"(, "profiled": )" + count.substr(0, count.size() - 1) +
+                        R"(, "per_first_step_us": 84}}})");
+  REQUIRE(hf.step_cost);
+  CHECK(hf.step_cost->profiled.per_first_step_us == 84);
+  CHECK(hf.step_cost->scaled(0.5).profiled.per_first_step_us == 42);
+  refused_host(R"("step_cost": {"unprofiled": )" + count.substr(0, count.size() - 1) + R"(, "per_first_step_us": 1}, "profiled": )" + count + "}",
+               "top level.step_cost.unprofiled.per_first_step_us", "must be 0: only a profiled step has these records");
 }

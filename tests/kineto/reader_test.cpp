@@ -146,15 +146,16 @@ TEST_CASE("old-format ProfilerStep operators and optimizer-step iterations: refu
 }
 
 namespace {
-// Steps of one kernel each, 100 us apart; the kernel of step i runs gpu_us[i]. Each step is a ProfilerStep#N (N from
-// `first`), or an annotation named `marker` where one is given.
-std::string steps_trace(const std::vector<int>& gpu_us, const std::string& marker = "", std::size_t first = 1) {
+// Steps of one kernel each, 1000 us apart; the kernel of step i runs gpu_us[i], its annotation spans span_us[i] (900
+// where not given). Each step is a ProfilerStep#N (N from `first`), or an annotation named `marker` where one is given.
+std::string steps_trace(const std::vector<int>& gpu_us, const std::string& marker = "", std::size_t first = 1,
+                        const std::vector<int>& span_us = {}) {
   std::string ev;
   for (std::size_t i = 0; i < gpu_us.size(); ++i) {
     const std::string t0 = std::to_string(1000 * i), corr = std::to_string(10 + i), n = std::to_string(i + first);
     if (i) ev += ",";
     ev += R"({"ph":"X","cat":"user_annotation","name":")" + (marker.empty() ? "ProfilerStep#" + n : marker) + R"(","pid":1,"tid":1,"ts":)" + t0 +
-          R"(,"dur":900},)";
+          R"(,"dur":)" + std::to_string(i < span_us.size() ? span_us[i] : 900) + "},";
     ev += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(1000 * i + 10) +
           R"(,"dur":5,"args":{"correlation":)" + corr + "}},";
     ev += R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":)" + std::to_string(1000 * i + 20) + R"(,"dur":)" +
@@ -176,6 +177,30 @@ TEST_CASE("an outlier last step gives way to the most typical one, and says so",
   const Trace typical = kineto::read_trace(test::write_temp("typical_steps.json", steps_trace({200, 210, 190, 205, 215})));
   CHECK(typical.step_name == "ProfilerStep#5");
   for (const auto& w : typical.warnings) CHECK(w.find("off the median") == std::string::npos);
+}
+
+// A host-bound step's one profiled sample can run slow all through (fixtures/steps/h200/run4): with three or more
+// steps, a last step whose span on the host is an outlier gives way too, though its GPU work is typical.
+TEST_CASE("a last step slow on the host gives way to the most typical one, and says so", "[kineto]") {
+  // The session's first step (#1) is out of the median: it records the session's start.
+  const auto path = test::write_temp("host_outlier_steps.json", steps_trace({50, 50, 50, 50, 50, 50}, "", 1, {300, 104, 96, 102, 99, 250}));
+  const Trace t = kineto::read_trace(path);
+  CHECK(t.step_name == "ProfilerStep#4");  // 102 us on the host: the median of #2-#6
+  CHECK(t.step_duration_us == Approx(102));
+  CHECK_FALSE(t.first_of_session);  // ProfilerStep#3 was recorded before it (sim::StepCounts::first_steps)
+  REQUIRE(!t.warnings.empty());
+  CHECK_THAT(t.warnings.front(), Catch::Contains("ProfilerStep#6, the last with GPU work, spans 250 us on the host") &&
+                                     Catch::Contains("off the median of the 5 steps after their session's first (102 us)") &&
+                                     Catch::Contains("--step 6"));
+  CHECK(kineto::read_trace(path, {.step = 6}).step_name == "ProfilerStep#6");
+  CHECK(kineto::read_trace(path, {.step = 1}).first_of_session);
+  // Within 15% of the median span, the last is read without a word; with two steps after the first there is no
+  // median to go by.
+  const Trace close = kineto::read_trace(test::write_temp("host_close_steps.json", steps_trace({50, 50, 50, 50}, "", 1, {200, 100, 104, 112})));
+  CHECK(close.step_name == "ProfilerStep#4");
+  CHECK(kineto::read_trace(test::write_temp("host_three_steps.json", steps_trace({50, 50, 50}, "", 1, {200, 100, 160}))).step_name == "ProfilerStep#3");
+  for (const auto& w : close.warnings) CHECK(w.find("off the median") == std::string::npos);
+  CHECK(kineto::read_trace(test::write_temp("host_two_steps.json", steps_trace({50, 50}, "", 1, {100, 300}))).step_name == "ProfilerStep#2");
 }
 
 // ProfilerStep#0 is a profiler session's first step, which pays the profiler's start: said where it is the step read.
@@ -218,6 +243,8 @@ TEST_CASE("a step marker of the user's names the steps: the same step as Profile
     CHECK(a.ops.size() == b.ops.size());
     CHECK(b.gpu_active_us() == Approx(a.gpu_active_us()).epsilon(1e-9));
     CHECK(b.step_duration_us == a.step_duration_us);
+    CHECK(a.first_of_session);  // one active step: the session's first
+    CHECK(b.first_of_session);
     // A marker the trace does not hold: the error says so and names what recurs.
     CHECK_THROWS_WITH(kineto::read_trace(marked, {.step_marker = "train"}),
                       Catch::Contains("no annotation or operator named 'train'") && Catch::Contains("'train_step' ("));

@@ -332,6 +332,20 @@ TEST_CASE("the step's record counts pull a forward step's host time into their b
   };
   CHECK(cost(40, 160).host_us(n, 150) == Approx(std::sqrt(40 * 150 * 40 / 160.0)));
   CHECK(cost(40, 20).host_us(n, 150) == Approx(std::sqrt(40 * 150.0)));  // the profiler never makes a step faster
+  // A profiler session's first active step records more than the next ones (RecordCount::per_first_step_us): the
+  // profiled count of a later step leaves that out; the un-profiled count has no such term.
+  CHECK(n.first_steps == 1);  // a trace is read as its session's first step unless the reader saw one before it
+  Trace later_step = t;
+  later_step.first_of_session = false;
+  const auto later = sim::step_counts(later_step);
+  CHECK(later.first_steps == 0);
+  auto first = cost(40, 160);
+  first.profiled.per_first_step_us = 60;
+  CHECK(first.profiled.at(n) == Approx(220));
+  CHECK(first.profiled.at(later) == Approx(160));
+  CHECK(first.unprofiled.at(later) == Approx(first.unprofiled.at(n)));
+  CHECK(first.host_us(later, 150) == Approx(std::sqrt(40 * 150 * 40 / 160.0)));
+  CHECK(first.host_us(n, 150) == Approx(std::sqrt(40 * 150 * 40 / 220.0)));
   sim::HostModel h;
   h.step_cost = cost(40, 160);  // estimate 38.7 us: the recorded 150 is pulled to 46.5
   auto p = sim::build_program(t, h);

@@ -29,6 +29,11 @@ int main(int argc, char** argv) {
   app.add_option("--below", below, "how far under the count the trace's host time may stay (default: StepCost's)");
   app.add_flag("--halves", halves, "fit on the even-numbered workloads of each --fit folder, report the odd ones as held out");
   app.add_flag("--no-count", no_count, "fit the profiler cost alone, without the host's bottom-up count (the earlier model)");
+  double first_step_us = 0;
+  app.add_option("--first-step-us", first_step_us,
+                 "what a profiler session's first active step records more than the next ones on this host (us; measured on traces of "
+                 "several active steps), held in the profiled count's fit")
+      ->check(CLI::Range(0.0, 1e4));
   CLI11_PARSE(app, argc, argv);
   try {
     struct Loaded {
@@ -46,7 +51,7 @@ int main(int argc, char** argv) {
     std::vector<sim::CalibrationCase> cases;
     for (const auto& l : all)
       if (l.fit) cases.push_back({l.m.workload, l.t.get(), l.m.measured_us});
-    auto count = no_count ? std::nullopt : sim::fit_step_cost(cases);
+    auto count = no_count ? std::nullopt : sim::fit_step_cost(cases, first_step_us);
     if (count && above >= 0) count->above = above;
     if (count && below >= 0) count->below = below;
     auto show = [](const sim::RecordCount& c) {  // the host profile's keys; a profiled-only term where it has a cost

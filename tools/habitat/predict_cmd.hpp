@@ -312,6 +312,7 @@ inline void run_predict(const PredictArgs& args, const Common& c, const Catalog&
   note(own.assumptions);
   if (const auto r = sim::recorder_assumption(t); !r.empty()) note({r});
   if (const auto r = sim::python_records_assumption(t, own); !r.empty()) note({r});
+  if (const auto r = sim::later_step_assumption(t, own); !r.empty()) note({r});
   if (own.step_cost && !own.step_cost->borrowed.empty() && sim::counted_step(t)) note({own.step_cost->borrowed});
   {  // one line per datapath assumption, naming every GPU it holds for
     std::vector<std::pair<std::string, std::string>> by_note;

@@ -159,28 +159,34 @@ template <std::size_t N>
 // The two counts of StepCost fitted on the host-bound forward-only cases: non-negative least squares of
 // the measured (un-profiled) time and of the recorded host time on the record counts, relative (each case
 // weighted by 1 / its time, so that 20 us steps count as much as 20 ms ones).
-// A term of the profiled step alone (Python's records, with_stack) is a column of the profiled fit only.
-[[nodiscard]] inline std::optional<StepCost> fit_step_cost(const std::vector<CalibrationCase>& cases) {
+// A term of the profiled step alone (Python's records, with_stack) is a column of the profiled fit only. The first
+// active step's extra (RecordCount::per_first_step_us) is held at `first_step_us`, measured on traces of several
+// active steps: the fitted steps are their sessions' first, so the fit cannot tell it from the constant.
+[[nodiscard]] inline std::optional<StepCost> fit_step_cost(const std::vector<CalibrationCase>& cases, double first_step_us = 0) {
   constexpr std::size_t n_terms = record_terms.size();
   std::vector<std::array<double, n_terms>> xu, xp;
-  std::vector<double> y;
+  std::vector<double> y, yp;
   for (const auto& c : cases) {
     if (!informs_count(c)) continue;
     const StepCounts n = step_counts(*c.trace);
     const double recorded = build_program(*c.trace, {}).recorded_host_us;
     if (!(recorded > 0)) continue;
     std::array<double, n_terms> u, p;
+    double held = 0;
     for (std::size_t i = 0; i < n_terms; ++i) {
       const double records = records_of(record_terms[i], n);
+      const bool first_step = record_terms[i].cost == &RecordCount::per_first_step_us;
       u[i] = record_terms[i].profiled_only ? 0.0 : records / c.measured_us;
-      p[i] = records / recorded;
+      p[i] = first_step ? 0.0 : records / recorded;
+      if (first_step) held += records * first_step_us / recorded;
     }
     xu.push_back(u);
     xp.push_back(p);
     y.push_back(1.0);
+    yp.push_back(1.0 - held);
   }
   if (y.size() < 8) return std::nullopt;
-  const auto u = nonnegative_least_squares(xu, y), p = nonnegative_least_squares(xp, y);
+  const auto u = nonnegative_least_squares(xu, y), p = nonnegative_least_squares(xp, yp);
   if (!u || !p) return std::nullopt;
   auto count = [](const std::array<double, n_terms>& b) {
     RecordCount r;
@@ -190,6 +196,7 @@ template <std::size_t N>
   StepCost cost;  // the bands and the borrowing note keep their defaults
   cost.unprofiled = count(*u);
   cost.profiled = count(*p);
+  cost.profiled.per_first_step_us = first_step_us;
   return cost;
 }
 

@@ -50,6 +50,7 @@ struct StepCounts {
   double nested_ops = 0;    // records inside another (dispatch below a Python call)
   double enqueues = 0, other_calls = 0;   // runtime calls that enqueue GPU work (launches, copies, fills), and the rest
   double python_records = 0;  // Python function records (with_stack): a cost of the profiled step alone
+  double first_steps = 1;     // 1 where the step is the first its profiler session recorded (Trace::first_of_session), else 0
 };
 
 // A host time as a linear count of a step's records: a constant per step plus a cost per record of each kind.
@@ -57,6 +58,9 @@ struct RecordCount {
   double per_step_us = 0, per_top_op_us = 0, per_nested_op_us = 0, per_enqueue_us = 0, per_other_call_us = 0;
   // The profiled count's alone: the same step records none without stacks, so the un-profiled count has none.
   double per_python_record_us = 0;
+  // The profiled count's alone: what the first active step of a profiler session records more than the next ones
+  // (fixtures/steps/h200/run5, README "The first active step"); measured, held in the fit (fit_step_cost).
+  double per_first_step_us = 0;
   [[nodiscard]] double at(const StepCounts& c) const;
 };
 
@@ -68,13 +72,14 @@ struct RecordTerm {
   double StepCounts::*count;
   bool profiled_only;
 };
-inline constexpr std::array<RecordTerm, 6> record_terms{{
+inline constexpr std::array<RecordTerm, 7> record_terms{{
     {"per_step_us", &RecordCount::per_step_us, nullptr, false},
     {"per_top_op_us", &RecordCount::per_top_op_us, &StepCounts::top_ops, false},
     {"per_nested_op_us", &RecordCount::per_nested_op_us, &StepCounts::nested_ops, false},
     {"per_enqueue_us", &RecordCount::per_enqueue_us, &StepCounts::enqueues, false},
     {"per_other_call_us", &RecordCount::per_other_call_us, &StepCounts::other_calls, false},
     {"per_python_record_us", &RecordCount::per_python_record_us, &StepCounts::python_records, true},
+    {"per_first_step_us", &RecordCount::per_first_step_us, &StepCounts::first_steps, true},
 }};
 [[nodiscard]] inline double records_of(const RecordTerm& term, const StepCounts& c) { return term.count ? c.*term.count : 1.0; }
 

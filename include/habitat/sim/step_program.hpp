@@ -170,6 +170,7 @@ inline void count_record(StepCounts& c, const HostCall& call) { (call.enqueues()
   for (const auto& op : t.ops) count_record(c, op);
   for (const auto& call : t.calls) count_record(c, call);
   c.python_records = t.python_records;
+  c.first_steps = t.first_of_session ? 1 : 0;
   return c;
 }
 
@@ -252,6 +253,16 @@ inline constexpr double tracker_cost_per_range_us = 6.6;
   }
   return std::string(b) + " are left to the profiler's slowdown, which was fitted on steps without stacks: record without with_stack "
                           "for the best host time";
+}
+
+// What the host model makes of a counted step that follows another recorded step of its profiler session (several
+// active steps), in words for the output; empty otherwise. The counts were fitted on sessions' first active steps.
+[[nodiscard]] inline std::string later_step_assumption(const Trace& t, const HostModel& host) {
+  if (t.first_of_session || !counted_step(t) || !host.step_cost || !(host.step_cost->profiled.per_first_step_us > 0)) return {};
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0f us", host.step_cost->profiled.per_first_step_us);
+  return t.step_name + " follows another recorded step of its profiler session, so its profiled count leaves out what the session's "
+                       "first active step records more (" + b + " on the recording host)";
 }
 
 // The program before its external delays are fitted (sim::build_program, simulator.hpp, fits them).

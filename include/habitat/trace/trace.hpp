@@ -126,6 +126,10 @@ struct Trace {
   };
   std::vector<Annotation> optimizer_steps;  // the step's Optimizer.step# records: name ("AdamW.step") and span
   int profiled_steps = 0;          // ProfilerStep annotations in the file
+  // Whether the step read is the first its profiler session recorded (no recorded step numbered just before it), as a
+  // schedule with one active step always records: it pays the session's per-step start, which a later active step
+  // does not (sim::StepCounts::first_steps).
+  bool first_of_session = true;
   double step_period_us = 0;       // median spacing of consecutive steps' starts (0: fewer than two steps)
   std::vector<std::string> warnings;  // what the reader had to assume
 

@@ -685,28 +685,44 @@ inline std::vector<double> step_gpu_us(Collector& c, const std::vector<RawStep>&
   return out;
 }
 
-// The step to read when none is asked for: the last that launched GPU work, unless its GPU time is more than
-// 15% from the median of three or more such steps; then the last step closest to that median (where the file
-// can be read again), and a warning either way.
+// The step to read when none is asked for: the last that launched GPU work, unless its GPU time is more than 15%
+// from the median of three or more such steps, or its span on the host more than 15% from the median of three or
+// more such steps that follow another recorded step (a session's first active step records more: sim::StepCounts::
+// first_steps); then the step closest to both medians (the last of equals, where the file can be read again), and a
+// warning either way. The host's span matters for host-bound steps: one profiled sample can run slow all through (an
+// H200 host's gelu step at 2.5x its twins' 56 us, launch and operator alike: fixtures/steps/h200/run4), and the
+// prediction follows the sample it reads. `c.steps` is in step order.
 inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_switch, std::vector<std::string>& warnings) {
   const auto gpu = step_gpu_us(c, c.steps);
-  std::vector<double> with_work;
-  for (double g : gpu)
-    if (g > 0) with_work.push_back(g);
-  if (with_work.size() < 3) return last;
-  const double med = habitat::detail::median(with_work, 0);
+  std::vector<double> gpus, spans;
+  for (std::size_t i = 0; i < gpu.size(); ++i) {
+    if (!(gpu[i] > 0)) continue;
+    gpus.push_back(gpu[i]);
+    if (i > 0 && c.steps[i - 1].number == c.steps[i].number - 1) spans.push_back(c.steps[i].dur);
+  }
+  if (gpus.size() < 3) return last;
+  if (spans.size() < 3) spans.clear();
+  const double med_gpu = habitat::detail::median(gpus, 0), med_span = habitat::detail::median(spans, 0);  // 0: no span criterion
+  auto gpu_off = [&](std::size_t i) { return std::abs(gpu[i] / med_gpu - 1); };
+  auto span_off = [&](std::size_t i) { return med_span > 0 ? std::abs(c.steps[i].dur / med_span - 1) : 0.0; };
+  auto off = [&](std::size_t i) { return std::max(gpu_off(i), span_off(i)); };
   const auto last_i = static_cast<std::size_t>(last - c.steps.data());
-  if (std::abs(gpu[last_i] - med) <= 0.15 * med) return last;
+  if (off(last_i) <= 0.15) return last;
   std::size_t best = last_i;
   for (std::size_t i = c.steps.size(); can_switch && i-- > 0;)
-    if (gpu[i] > 0 && std::abs(gpu[i] - med) < std::abs(gpu[best] - med)) best = i;
+    if (gpu[i] > 0 && off(i) < off(best)) best = i;
   using habitat::detail::duration_text;
-  const std::string what = c.step_label(last->number) + ", the last with GPU work, has " + duration_text(gpu[last_i]) + " of it, " +
-                           std::to_string(static_cast<int>(std::lround(100 * std::abs(gpu[last_i] / med - 1)))) + "% off the median of the " +
-                           std::to_string(with_work.size()) + " steps (" + duration_text(med) + ")";
+  auto pct = [](double x) { return std::to_string(static_cast<int>(std::lround(100 * x))) + "%"; };
+  const bool by_gpu = gpu_off(last_i) > 0.15;
+  const std::string what = c.step_label(last->number) + ", the last with GPU work, " +
+                           (by_gpu ? "has " + duration_text(gpu[last_i]) + " of it, " + pct(gpu_off(last_i)) + " off the median of the " +
+                                         std::to_string(gpus.size()) + " steps (" + duration_text(med_gpu) + ")"
+                                   : "spans " + duration_text(last->dur) + " on the host, " + pct(span_off(last_i)) + " off the median of the " +
+                                         std::to_string(spans.size()) + " steps after their session's first (" + duration_text(med_span) + ")");
+  const std::string chosen = c.step_label(c.steps[best].number) + " (" +
+                             (by_gpu ? duration_text(gpu[best]) : duration_text(c.steps[best].dur) + " on the host") + ")";
   warnings.push_back(best == last_i ? what + ": it is predicted all the same (standard input cannot be read twice; pass --step N)"
-                                    : what + ": " + c.step_label(c.steps[best].number) + " (" + duration_text(gpu[best]) +
-                                          ") is predicted instead; pass --step " + std::to_string(last->number) + " for the last");
+                                    : what + ": " + chosen + " is predicted instead; pass --step " + std::to_string(last->number) + " for the last");
   return &c.steps[best];
 }
 
@@ -1044,6 +1060,7 @@ inline void collectives_from_marks(Collector& c, Trace& t) {
                          "12% after one warm-up step): record with a warm-up step, e.g. schedule(wait=1, warmup=1, active=1)");
   t.step_start_us = step->start;
   t.step_duration_us = step->dur;
+  t.first_of_session = synthesized || std::none_of(c.steps.begin(), c.steps.end(), [&](const detail::RawStep& s) { return s.number == step->number - 1; });
   const double lo = step->start, hi = step->start + step->dur;
 
   // Operations of the step, nested per thread.
