@@ -5,6 +5,7 @@
 // measurements (mean absolute relative error): coarse grid, then Nelder-Mead.
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
@@ -163,6 +164,7 @@ template <std::size_t N>
 // active step's extra (RecordCount::per_first_step_us) is held at `first_step_us`, measured on traces of several
 // active steps: the fitted steps are their sessions' first, so the fit cannot tell it from the constant.
 [[nodiscard]] inline std::optional<StepCost> fit_step_cost(const std::vector<CalibrationCase>& cases, double first_step_us = 0) {
+  static_assert(std::ranges::count_if(record_terms, &RecordTerm::held) == 1, "first_step_us is the one held value");
   constexpr std::size_t n_terms = record_terms.size();
   std::vector<std::array<double, n_terms>> xu, xp;
   std::vector<double> y, yp;
@@ -172,18 +174,17 @@ template <std::size_t N>
     const double recorded = build_program(*c.trace, {}).recorded_host_us;
     if (!(recorded > 0)) continue;
     std::array<double, n_terms> u, p;
-    double held = 0;
+    double held_share = 0;  // of the recorded time, what the held term takes
     for (std::size_t i = 0; i < n_terms; ++i) {
       const double records = records_of(record_terms[i], n);
-      const bool first_step = record_terms[i].cost == &RecordCount::per_first_step_us;
       u[i] = record_terms[i].profiled_only ? 0.0 : records / c.measured_us;
-      p[i] = first_step ? 0.0 : records / recorded;
-      if (first_step) held += records * first_step_us / recorded;
+      p[i] = record_terms[i].held ? 0.0 : records / recorded;
+      if (record_terms[i].held) held_share += records * first_step_us / recorded;
     }
     xu.push_back(u);
     xp.push_back(p);
     y.push_back(1.0);
-    yp.push_back(1.0 - held);
+    yp.push_back(1.0 - held_share);
   }
   if (y.size() < 8) return std::nullopt;
   const auto u = nonnegative_least_squares(xu, y), p = nonnegative_least_squares(xp, yp);

@@ -65,12 +65,14 @@ struct RecordCount {
 };
 
 // The count's terms, in one list for evaluating, scaling, fitting, reading and writing them: the host profile's
-// key, the cost, the record count it multiplies (none: the constant) and whether only the profiled step has it.
+// key, the cost, the record count it multiplies (none: the constant), whether only the profiled step has it and
+// whether the fit holds it at a value measured elsewhere (fit_step_cost) instead of fitting it.
 struct RecordTerm {
   std::string_view key;
   double RecordCount::*cost;
   double StepCounts::*count;
   bool profiled_only;
+  bool held = false;
 };
 inline constexpr std::array<RecordTerm, 7> record_terms{{
     {"per_step_us", &RecordCount::per_step_us, nullptr, false},
@@ -79,7 +81,7 @@ inline constexpr std::array<RecordTerm, 7> record_terms{{
     {"per_enqueue_us", &RecordCount::per_enqueue_us, &StepCounts::enqueues, false},
     {"per_other_call_us", &RecordCount::per_other_call_us, &StepCounts::other_calls, false},
     {"per_python_record_us", &RecordCount::per_python_record_us, &StepCounts::python_records, true},
-    {"per_first_step_us", &RecordCount::per_first_step_us, &StepCounts::first_steps, true},
+    {"per_first_step_us", &RecordCount::per_first_step_us, &StepCounts::first_steps, true, true},
 }};
 [[nodiscard]] inline double records_of(const RecordTerm& term, const StepCounts& c) { return term.count ? c.*term.count : 1.0; }
 

@@ -692,13 +692,19 @@ inline std::vector<double> step_gpu_us(Collector& c, const std::vector<RawStep>&
 // warning either way. The host's span matters for host-bound steps: one profiled sample can run slow all through (an
 // H200 host's gelu step at 2.5x its twins' 56 us, launch and operator alike: fixtures/steps/h200/run4), and the
 // prediction follows the sample it reads. `c.steps` is in step order.
+// Whether the trace holds the step numbered just before `number`: where it does not, the step is the first active one
+// of its profiler session. `steps` is in step order.
+[[nodiscard]] inline bool follows_recorded_step(const std::vector<RawStep>& steps, long number) {
+  return std::ranges::binary_search(steps, number - 1, {}, &RawStep::number);
+}
+
 inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_switch, std::vector<std::string>& warnings) {
   const auto gpu = step_gpu_us(c, c.steps);
   std::vector<double> gpus, spans;
   for (std::size_t i = 0; i < gpu.size(); ++i) {
     if (!(gpu[i] > 0)) continue;
     gpus.push_back(gpu[i]);
-    if (i > 0 && c.steps[i - 1].number == c.steps[i].number - 1) spans.push_back(c.steps[i].dur);
+    if (follows_recorded_step(c.steps, c.steps[i].number)) spans.push_back(c.steps[i].dur);
   }
   if (gpus.size() < 3) return last;
   if (spans.size() < 3) spans.clear();
@@ -1060,7 +1066,7 @@ inline void collectives_from_marks(Collector& c, Trace& t) {
                          "12% after one warm-up step): record with a warm-up step, e.g. schedule(wait=1, warmup=1, active=1)");
   t.step_start_us = step->start;
   t.step_duration_us = step->dur;
-  t.first_of_session = synthesized || std::none_of(c.steps.begin(), c.steps.end(), [&](const detail::RawStep& s) { return s.number == step->number - 1; });
+  t.first_of_session = synthesized || !detail::follows_recorded_step(c.steps, step->number);
   const double lo = step->start, hi = step->start + step->dur;
 
   // Operations of the step, nested per thread.
