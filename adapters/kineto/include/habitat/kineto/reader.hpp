@@ -685,6 +685,12 @@ inline std::vector<double> step_gpu_us(Collector& c, const std::vector<RawStep>&
   return out;
 }
 
+// Whether the trace holds the step numbered just before `number`: where it does not, the step is the first active one
+// of its profiler session. `steps` is in step order.
+[[nodiscard]] inline bool follows_recorded_step(const std::vector<RawStep>& steps, long number) {
+  return std::ranges::binary_search(steps, number - 1, {}, &RawStep::number);
+}
+
 // The step to read when none is asked for: the last that launched GPU work, unless its GPU time is more than 15%
 // from the median of three or more such steps, or its span on the host more than 15% from the median of three or
 // more such steps that follow another recorded step (a session's first active step records more: sim::StepCounts::
@@ -692,12 +698,6 @@ inline std::vector<double> step_gpu_us(Collector& c, const std::vector<RawStep>&
 // warning either way. The host's span matters for host-bound steps: one profiled sample can run slow all through (an
 // H200 host's gelu step at 2.5x its twins' 56 us, launch and operator alike: fixtures/steps/h200/run4), and the
 // prediction follows the sample it reads. `c.steps` is in step order.
-// Whether the trace holds the step numbered just before `number`: where it does not, the step is the first active one
-// of its profiler session. `steps` is in step order.
-[[nodiscard]] inline bool follows_recorded_step(const std::vector<RawStep>& steps, long number) {
-  return std::ranges::binary_search(steps, number - 1, {}, &RawStep::number);
-}
-
 inline const RawStep* typical_step(Collector& c, const RawStep* last, bool can_switch, std::vector<std::string>& warnings) {
   const auto gpu = step_gpu_us(c, c.steps);
   std::vector<double> gpus, spans;
