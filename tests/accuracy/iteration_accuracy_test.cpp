@@ -107,8 +107,8 @@ TEST_CASE("torch.compile and CUDA-graph traces: GPU active time from H100 to H20
 // Steps of every size on the same GPU (fixtures/steps/: single operators of 10 us to 22 ms, short chains and
 // models, forward-only and training, traced as habitat.track does and timed back to back without the
 // profiler). Before the step's record counts (sim::StepCost), steps under 0.1 ms came out 2-11x too slow
-// (189% mean error): the profiler's step bookkeeping alone is most of their recorded time. Measured now on
-// the machine the counts were fitted on: under 0.1 ms 21.8%, forward-only steps 22-24% per band, training
+// (189% mean error): the profiler's step bookkeeping alone is most of their recorded time. Measured before the band of
+// 2026-12-02 on the machine the counts were fitted on: under 0.1 ms 21.8%, forward-only steps 22-24% per band, training
 // 13-16%; on a second H100 machine (run2, 25-30% faster on the host, held out): 29.7%, 8-32%, 14%; on an H200
 // (held out, the H100 host's counts scaled by host speed): 15.5% over all steps, 24.3% under 0.1 ms; recorded twice
 // more on another H200 machine (h200/run2, run3, 2026-11-29): 13.0% and 17.0%. The same
